@@ -1,0 +1,75 @@
+package io.gpupool.engine;
+
+import io.gpupool.engine.state.Allocation;
+import io.gpupool.model.JobSpec;
+
+/**
+ * A job as the engine tracks it: status, what it holds, and the service it has had. Attained service
+ * is kept across preemptions (a preempted job resumes where it stopped).
+ */
+public final class JobState {
+    private final JobSpec spec;
+    private final long seq;
+    JobStatus status = JobStatus.PENDING;
+    Allocation allocation;
+    long attainedBeforeMs;
+    long runStartMs = -1;
+    long firstStartMs = -1;
+    long endMs = -1;
+    long queuedSinceMs;
+    long waitedMs;
+    int preemptions;
+    String waitReason = "not yet considered";
+
+    JobState(JobSpec spec, long seq, long nowMs) {
+        this.spec = spec;
+        this.seq = seq;
+        this.queuedSinceMs = nowMs;
+    }
+
+    public JobSpec spec() { return spec; }
+    public String id() { return spec.id(); }
+    /** Arrival order: ties in every policy go to the lower sequence number. */
+    public long seq() { return seq; }
+    public JobStatus status() { return status; }
+    public Allocation allocation() { return allocation; }
+    public long firstStartMs() { return firstStartMs; }
+    public long endMs() { return endMs; }
+    public int preemptions() { return preemptions; }
+    /** Why a pending job is not running, as the last scheduling round saw it. */
+    public String waitReason() { return waitReason; }
+    /** Start of the current run, or -1 when not running. */
+    public long runStartMs() { return runStartMs; }
+    /** When the job last entered the queue (submission or preemption). */
+    public long queuedSinceMs() { return queuedSinceMs; }
+
+    /** Wall-clock run time so far, over all runs. */
+    public long attainedMs(long nowMs) {
+        return attainedBeforeMs + (runStartMs >= 0 ? nowMs - runStartMs : 0);
+    }
+
+    /** GPU-time so far in GPU-milliseconds (a half-GPU share counts half). */
+    public double attainedGpuMs(long nowMs) {
+        return attainedMs(nowMs) * gpuUnits();
+    }
+
+    /** GPUs held while running, in GPU units (0.5 for a half-GPU share). */
+    public double gpuUnits() {
+        return spec.gpuMilliDemand() / 1000.0;
+    }
+
+    /** Total time spent waiting in the queue so far (over all waits). */
+    public long waitedMs(long nowMs) {
+        return waitedMs + (status == JobStatus.PENDING ? nowMs - queuedSinceMs : 0);
+    }
+
+    /** Time since the current run started: work lost if it is preempted now. */
+    public long runningForMs(long nowMs) {
+        return runStartMs >= 0 ? nowMs - runStartMs : 0;
+    }
+
+    @Override
+    public String toString() {
+        return spec.id() + "[" + status + "]";
+    }
+}

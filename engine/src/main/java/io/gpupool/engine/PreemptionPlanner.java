@@ -1,0 +1,62 @@
+package io.gpupool.engine;
+
+import io.gpupool.engine.placement.CycleState;
+import io.gpupool.engine.placement.PlacementPipeline;
+import io.gpupool.engine.placement.WorkloadProfile;
+import io.gpupool.engine.policy.PolicyContext;
+import io.gpupool.engine.policy.QueuePolicy;
+import io.gpupool.engine.state.ClusterState;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * Chooses which running jobs to stop so a job can start: victims the policy allows, cheapest first,
+ * released one by one until the job fits; then every victim that is not needed after all is spared
+ * (kube-scheduler's "reprieve"), most expensive first. Works entirely inside a checkpoint: the cluster
+ * is left as it was.
+ */
+final class PreemptionPlanner {
+    /** Victims tried per blocked job; bounds the cost of a round on a busy pool. */
+    static final int MAX_CANDIDATES = 256;
+
+    private PreemptionPlanner() {}
+
+    /** The victims to preempt, or null when no allowed set makes the job fit. */
+    static List<JobState> plan(PolicyContext ctx, QueuePolicy policy, PlacementPipeline pipeline, WorkloadProfile profile,
+                               JobState job, Collection<JobState> running) {
+        List<JobState> candidates = new ArrayList<>();
+        for (JobState v : running) {
+            if (v.spec().preemptible() && policy.mayPreempt(ctx, job, v)) candidates.add(v);
+        }
+        if (candidates.isEmpty()) return null;
+        candidates.sort(policy.victimOrder(ctx));
+        if (candidates.size() > MAX_CANDIDATES) candidates = new ArrayList<>(candidates.subList(0, MAX_CANDIDATES));
+        ClusterState cluster = ctx.cluster();
+        int mark = cluster.checkpoint();
+        try {
+            List<JobState> chosen = new ArrayList<>();
+            boolean fits = false;
+            for (JobState v : candidates) {
+                cluster.release(v.allocation().grants());
+                chosen.add(v);
+                if (fits(cluster, pipeline, profile, job)) { fits = true; break; }
+            }
+            if (!fits) return null;
+            for (int i = chosen.size() - 1; i >= 0 && chosen.size() > 1; i--) {
+                JobState v = chosen.get(i);
+                cluster.apply(v.allocation().grants());
+                if (fits(cluster, pipeline, profile, job)) chosen.remove(i);
+                else cluster.release(v.allocation().grants());
+            }
+            return chosen;
+        } finally {
+            cluster.rollback(mark);
+        }
+    }
+
+    private static boolean fits(ClusterState cluster, PlacementPipeline pipeline, WorkloadProfile profile, JobState job) {
+        return pipeline.place(new CycleState(cluster, job.spec(), profile, null), false).ok();
+    }
+}

@@ -1,0 +1,404 @@
+package io.gpupool.engine;
+
+import io.gpupool.engine.placement.CycleState;
+import io.gpupool.engine.placement.PlacementPipeline;
+import io.gpupool.engine.placement.PlacementResult;
+import io.gpupool.engine.placement.WorkloadProfile;
+import io.gpupool.engine.policy.BlockingMode;
+import io.gpupool.engine.policy.HistoryMedianPredictor;
+import io.gpupool.engine.policy.JobQueue;
+import io.gpupool.engine.policy.PolicyContext;
+import io.gpupool.engine.policy.PolicyRegistry;
+import io.gpupool.engine.policy.QueuePolicy;
+import io.gpupool.engine.policy.RuntimeOracle;
+import io.gpupool.engine.policy.RuntimePredictor;
+import io.gpupool.engine.state.Allocation;
+import io.gpupool.engine.state.ClusterState;
+import io.gpupool.engine.state.GpuGrant;
+import io.gpupool.engine.state.NodeState;
+import io.gpupool.model.ClusterSpec;
+import io.gpupool.model.JobSpec;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.Set;
+
+/**
+ * The engine: jobs in, decisions out. The service, the simulator, the optimizers and the Kubernetes
+ * scheduler all drive this one class; it does no I/O and reads no clock (callers pass "now"), so the same
+ * inputs always give the same decisions.
+ *
+ * <p>A round ({@link #schedule}) asks the policy for the order of pending jobs and walks it: each job
+ * goes through the placement pipeline; one that does not fit may preempt (preemptive policies), then
+ * blocks (strict), gets a reservation that later jobs must not delay (backfill), or is passed over.
+ */
+public final class Scheduler {
+    private final ClusterState cluster;
+    private final TenantLedger ledger;
+    private final WorkloadProfile profile = new WorkloadProfile();
+    private final Map<String, JobState> jobs = new HashMap<>();
+    private final Map<String, JobState> pending = new LinkedHashMap<>();
+    private final Map<String, JobState> running = new LinkedHashMap<>();
+    private SchedulerConfig config;
+    private QueuePolicy policy;
+    private PlacementPipeline pipeline;
+    private RuntimePredictor predictor;
+    private final RuntimeOracle oracle;
+    private long seq;
+    private long lastNowMs = Long.MIN_VALUE;
+
+    /** A reservation of GPUs for a blocked job from {@code atMs} (EASY backfill). */
+    private record Reservation(String jobId, long atMs, Set<Long> gpus) {}
+
+    public Scheduler(ClusterSpec spec, SchedulerConfig config) {
+        this(spec, config, null);
+    }
+
+    /** @param oracle true run times, for the clairvoyant policy in simulation; null elsewhere */
+    public Scheduler(ClusterSpec spec, SchedulerConfig config, RuntimeOracle oracle) {
+        this.cluster = new ClusterState(spec);
+        this.oracle = oracle;
+        this.predictor = new HistoryMedianPredictor(config.defaultRuntimeMs());
+        this.ledger = new TenantLedger(config.tenants(), cluster.totalMilli() / 1000.0, cluster.totalMemoryMib(),
+                config.fairShareHalfLifeMs(), 0);
+        reconfigure(config);
+    }
+
+    /** Applies a new policy, placement and tenant configuration; running jobs keep their GPUs. */
+    public void reconfigure(SchedulerConfig newConfig) {
+        QueuePolicy p = PolicyRegistry.create(newConfig.policy());
+        if (p.name().equals("srtf-oracle") && oracle == null) {
+            throw new io.gpupool.model.SpecException("scheduler", "policy", "srtf-oracle needs true run times, which only the simulator knows");
+        }
+        PlacementPipeline pl = new PlacementPipeline(newConfig.placement());
+        this.config = newConfig;
+        this.policy = p;
+        this.pipeline = pl;
+        ledger.reconfigure(newConfig.tenants(), newConfig.fairShareHalfLifeMs());
+    }
+
+    public void setPredictor(RuntimePredictor predictor) {
+        this.predictor = Objects.requireNonNull(predictor);
+    }
+
+    // ---- job lifecycle --------------------------------------------------------------------------
+
+    /** Queues the job, or rejects it with the reason when it could never run on this pool. */
+    public SubmitResult submit(JobSpec spec, long nowMs) {
+        advanceTo(nowMs);
+        if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), "job id " + spec.id() + " already exists");
+        JobState job = new JobState(spec, seq++, nowMs);
+        String why = Feasibility.check(cluster, spec, config.tenants());
+        jobs.put(spec.id(), job);
+        if (why != null) {
+            job.status = JobStatus.REJECTED;
+            job.waitReason = why;
+            job.endMs = nowMs;
+            return SubmitResult.rejected(spec.id(), "job " + spec.id() + " " + why);
+        }
+        pending.put(spec.id(), job);
+        profile.observe(spec);
+        return SubmitResult.accepted(spec.id());
+    }
+
+    /** A running job finished. */
+    public void complete(String jobId, long nowMs) {
+        advanceTo(nowMs);
+        JobState job = require(jobId);
+        if (job.status != JobStatus.RUNNING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not RUNNING");
+        stop(job, nowMs);
+        job.status = JobStatus.COMPLETED;
+        job.endMs = nowMs;
+        predictor.observe(job.spec(), job.attainedMs(nowMs));
+    }
+
+    /** Cancels a pending or running job; false when it had already ended. */
+    public boolean cancel(String jobId, long nowMs) {
+        advanceTo(nowMs);
+        JobState job = require(jobId);
+        if (job.status.terminal()) return false;
+        if (job.status == JobStatus.RUNNING) stop(job, nowMs);
+        else {
+            job.waitedMs += nowMs - job.queuedSinceMs;
+            pending.remove(jobId);
+        }
+        job.status = JobStatus.CANCELLED;
+        job.endMs = nowMs;
+        return true;
+    }
+
+    /** Stops a running job and puts it back in the queue with its attained service (drain, admin). */
+    public void preempt(String jobId, long nowMs) {
+        advanceTo(nowMs);
+        JobState job = require(jobId);
+        if (job.status != JobStatus.RUNNING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not RUNNING");
+        requeue(job, nowMs);
+    }
+
+    // ---- scheduling -----------------------------------------------------------------------------
+
+    /** One scheduling round at {@code nowMs}. */
+    public RoundResult schedule(long nowMs) {
+        advanceTo(nowMs);
+        PolicyContext ctx = context(nowMs);
+        JobQueue queue = policy.queue(ctx, pending.values());
+        List<String> started = new ArrayList<>();
+        List<String> preempted = new ArrayList<>();
+        Map<String, String> failedShapes = new HashMap<>();
+        Reservation reservation = null;
+        int backfillLeft = config.backfillDepth();
+        JobState blockingHead = null;
+        JobState job;
+        while ((job = queue.poll()) != null) {
+            if (job.status != JobStatus.PENDING) continue;
+            if (blockingHead != null) {
+                job.waitReason = "queued behind " + blockingHead.id() + " (strict FCFS)";
+                continue;
+            }
+            String why = quotaReason(job);
+            if (why == null) why = policy.admit(ctx, job);
+            if (why != null) {
+                job.waitReason = "waits: " + why;
+                continue;
+            }
+            if (reservation != null) {
+                if (backfillLeft-- <= 0) {
+                    job.waitReason = "waits: not considered for backfill (more than " + config.backfillDepth() + " jobs behind " + reservation.jobId() + ")";
+                    continue;
+                }
+                boolean endsBeforeReservation = nowMs + ctx.expectedRuntimeMs(job) <= reservation.atMs();
+                PlacementResult r = pipeline.place(cycle(job, endsBeforeReservation ? null : reservation.gpus()), true);
+                if (r.ok()) {
+                    start(job, r.allocation(), nowMs);
+                    started.add(job.id());
+                    queue.started(job);
+                } else {
+                    job.waitReason = "waits: cannot backfill without delaying " + reservation.jobId() + ": " + r.reason();
+                }
+                continue;
+            }
+            String shape = shapeKey(job.spec());
+            String reason = failedShapes.get(shape);
+            if (reason == null) {
+                PlacementResult r = pipeline.place(cycle(job, null), true);
+                if (r.ok()) {
+                    start(job, r.allocation(), nowMs);
+                    started.add(job.id());
+                    queue.started(job);
+                    continue;
+                }
+                reason = r.reason();
+                failedShapes.put(shape, reason);
+            }
+            if (policy.preemptive()) {
+                List<JobState> victims = PreemptionPlanner.plan(ctx, policy, pipeline, profile, job, running.values());
+                if (victims != null) {
+                    for (JobState v : victims) {
+                        requeue(v, nowMs);
+                        v.waitReason = "preempted for " + job.id();
+                        preempted.add(v.id());
+                        queue.requeue(v);
+                    }
+                    failedShapes.clear();
+                    PlacementResult r = pipeline.place(cycle(job, null), true);
+                    if (!r.ok()) throw new IllegalStateException("job " + job.id() + " does not fit after preempting " + victims);
+                    start(job, r.allocation(), nowMs);
+                    started.add(job.id());
+                    queue.started(job);
+                    continue;
+                }
+            }
+            job.waitReason = "waits: " + reason;
+            if (policy.blocking() == BlockingMode.STRICT) {
+                blockingHead = job;
+            } else if (policy.blocking() == BlockingMode.BACKFILL) {
+                reservation = reserve(ctx, job);
+                if (reservation != null) {
+                    job.waitReason = "waits: GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); " + reason;
+                }
+            }
+        }
+        return new RoundResult(started, preempted);
+    }
+
+    /** When the policy wants another round although nothing arrives or ends (e.g. LAS demotion). */
+    public OptionalLong nextReevaluationMs(long nowMs) {
+        if (running.isEmpty()) return OptionalLong.empty();
+        return policy.nextReevaluationMs(context(nowMs));
+    }
+
+    // ---- nodes ----------------------------------------------------------------------------------
+
+    /** Cordon (no new work) or uncordon a node. */
+    public void setCordoned(String node, boolean cordoned) {
+        cluster.setCordoned(requireNode(node), cordoned);
+    }
+
+    public void setGpuHealthy(String node, int gpu, boolean healthy) {
+        int id = requireNode(node);
+        if (gpu < 0 || gpu >= cluster.node(id).gpuCount()) throw new IllegalArgumentException("node " + node + " has no GPU " + gpu);
+        cluster.setHealthy(id, gpu, healthy);
+    }
+
+    // ---- views ----------------------------------------------------------------------------------
+
+    public JobState job(String id) { return jobs.get(id); }
+    public Collection<JobState> pendingJobs() { return Collections.unmodifiableCollection(pending.values()); }
+    public Collection<JobState> runningJobs() { return Collections.unmodifiableCollection(running.values()); }
+    public Collection<JobState> allJobs() { return Collections.unmodifiableCollection(jobs.values()); }
+    /** The cluster's capacity state; read it, change it only through this class. */
+    public ClusterState cluster() { return cluster; }
+    public TenantLedger ledger() { return ledger; }
+    public SchedulerConfig config() { return config; }
+    public QueuePolicy policy() { return policy; }
+    public PlacementPipeline pipeline() { return pipeline; }
+    public WorkloadProfile workloadProfile() { return profile; }
+    public RuntimePredictor predictor() { return predictor; }
+
+    /**
+     * Recomputes every GPU's use from the running jobs' allocations and checks it against the cluster
+     * state and the sharing rules. Throws on any mismatch; tests call it after every step.
+     */
+    public void checkConsistency() {
+        Map<Long, long[]> use = new HashMap<>();
+        for (JobState j : running.values()) {
+            if (j.allocation == null) throw new IllegalStateException("running job without allocation: " + j.id());
+            if (j.allocation.replicas().size() != j.spec().shape().replicas()) throw new IllegalStateException("gang not whole: " + j.id());
+            for (List<GpuGrant> rep : j.allocation.replicas()) {
+                if (rep.size() != j.spec().shape().gpusPerReplica()) throw new IllegalStateException("replica size wrong: " + j.id());
+                int node = rep.getFirst().node();
+                for (GpuGrant g : rep) {
+                    if (g.node() != node) throw new IllegalStateException("replica spans nodes: " + j.id());
+                    long[] u = use.computeIfAbsent(CycleState.gpuKey(g.node(), g.gpu()), k -> new long[4]);
+                    u[0] += g.milli();
+                    u[1] += g.memoryMib();
+                    u[2]++;
+                    if (g.exclusive()) u[3]++;
+                }
+            }
+        }
+        for (NodeState n : cluster.nodes()) {
+            for (int g = 0; g < n.gpuCount(); g++) {
+                long[] u = use.getOrDefault(CycleState.gpuKey(n.id(), g), new long[4]);
+                if (u[0] > 1000) throw new IllegalStateException(n.name() + "/" + g + " compute over capacity: " + u[0]);
+                if (u[1] > n.memoryCapacityMib()) throw new IllegalStateException(n.name() + "/" + g + " memory over capacity: " + u[1]);
+                if (u[2] > n.spec().splitCount()) throw new IllegalStateException(n.name() + "/" + g + " more tasks than split count");
+                if (u[3] > 0 && u[2] > 1) throw new IllegalStateException(n.name() + "/" + g + " exclusive GPU shared");
+                if (n.freeMilli(g) != 1000 - u[0] || n.freeMemoryMib(g) != n.memoryCapacityMib() - u[1] || n.tasks(g) != u[2]) {
+                    throw new IllegalStateException(n.name() + "/" + g + " state does not match allocations");
+                }
+            }
+        }
+    }
+
+    // ---- internals ------------------------------------------------------------------------------
+
+    private PolicyContext context(long nowMs) {
+        return new PolicyContext(nowMs, config, cluster, ledger, predictor, oracle, running.values());
+    }
+
+    private CycleState cycle(JobState job, Set<Long> excluded) {
+        return new CycleState(cluster, job.spec(), profile, excluded);
+    }
+
+    private void advanceTo(long nowMs) {
+        if (nowMs < lastNowMs) throw new IllegalArgumentException("time went backwards: " + nowMs + " < " + lastNowMs);
+        lastNowMs = nowMs;
+        ledger.advance(nowMs);
+    }
+
+    private JobState require(String id) {
+        JobState j = jobs.get(id);
+        if (j == null) throw new IllegalArgumentException("no job " + id);
+        return j;
+    }
+
+    private int requireNode(String name) {
+        Integer id = cluster.nodeId(name);
+        if (id == null) throw new IllegalArgumentException("no node " + name);
+        return id;
+    }
+
+    private String quotaReason(JobState job) {
+        TenantConfig t = config.tenants().get(job.spec().tenant());
+        if (t == null || !t.hasLimit()) return null;
+        double held = ledger.account(t.name()).gpus();
+        if (held + job.gpuUnits() <= t.limitGpus() + 1e-9) return null;
+        return "tenant " + t.name() + " holds " + Feasibility.fmt(held) + " of its limit of " + Feasibility.fmt(t.limitGpus()) + " GPUs";
+    }
+
+    private void start(JobState job, Allocation a, long nowMs) {
+        pending.remove(job.id());
+        running.put(job.id(), job);
+        job.status = JobStatus.RUNNING;
+        job.allocation = a;
+        job.runStartMs = nowMs;
+        if (job.firstStartMs < 0) job.firstStartMs = nowMs;
+        job.waitedMs += nowMs - job.queuedSinceMs;
+        job.waitReason = null;
+        ledger.charge(job.spec().tenant(), job.gpuUnits(), chargedMemory(a));
+    }
+
+    /** Releases a running job's GPUs and banks its run time. */
+    private void stop(JobState job, long nowMs) {
+        cluster.release(job.allocation.grants());
+        ledger.charge(job.spec().tenant(), -job.gpuUnits(), -chargedMemory(job.allocation));
+        job.attainedBeforeMs += nowMs - job.runStartMs;
+        job.runStartMs = -1;
+        job.allocation = null;
+        running.remove(job.id());
+    }
+
+    private void requeue(JobState job, long nowMs) {
+        stop(job, nowMs);
+        job.status = JobStatus.PENDING;
+        job.queuedSinceMs = nowMs;
+        job.preemptions++;
+        pending.put(job.id(), job);
+    }
+
+    /** GPU memory charged to the tenant: at most the physical memory of each GPU. */
+    private long chargedMemory(Allocation a) {
+        long m = 0;
+        for (GpuGrant g : a.grants()) m += Math.min(g.memoryMib(), cluster.node(g.node()).model().memoryMib());
+        return m;
+    }
+
+    /** Jobs with the same key fit or fail together within a round (capacity only shrinks). */
+    private static String shapeKey(JobSpec s) {
+        return s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels());
+    }
+
+    /** EASY: the earliest time the job fits if running jobs end as expected, and the GPUs it would take. */
+    private Reservation reserve(PolicyContext ctx, JobState job) {
+        long now = ctx.nowMs();
+        List<JobState> byEnd = new ArrayList<>(running.values());
+        Map<String, Long> end = new HashMap<>();
+        for (JobState r : byEnd) end.put(r.id(), now + Math.max(1000, ctx.expectedRuntimeMs(r) - r.attainedMs(now)));
+        byEnd.sort(Comparator.comparingLong((JobState r) -> end.get(r.id())).thenComparingLong(JobState::seq));
+        int mark = cluster.checkpoint();
+        try {
+            for (JobState r : byEnd) {
+                cluster.release(r.allocation.grants());
+                PlacementResult p = pipeline.place(cycle(job, null), false);
+                if (p.ok()) {
+                    Set<Long> gpus = new HashSet<>();
+                    for (GpuGrant g : p.allocation().grants()) gpus.add(CycleState.gpuKey(g.node(), g.gpu()));
+                    return new Reservation(job.id(), end.get(r.id()), gpus);
+                }
+            }
+            return null;
+        } finally {
+            cluster.rollback(mark);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package io.gpupool.engine;
+
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What each tenant holds now and has used lately. Usage is the dominant share (max of GPU share and
+ * GPU-memory share, as in DRF) averaged with exponential decay: a constant share s held for long reads
+ * as s, and past use fades with the configured half-life (Slurm's PriorityDecayHalfLife).
+ */
+public final class TenantLedger {
+    /** One tenant's account. */
+    public static final class Account {
+        TenantConfig config;
+        double gpus;          // GPU units held now
+        long memoryMib;       // GPU memory held now
+        double decayedShare;  // decayed dominant share
+        double gpuMsTotal;    // GPU-ms consumed in all
+
+        Account(TenantConfig config) { this.config = config; }
+
+        public TenantConfig config() { return config; }
+        public double gpus() { return gpus; }
+        public long memoryMib() { return memoryMib; }
+        public double decayedShare() { return decayedShare; }
+        public double gpuMsTotal() { return gpuMsTotal; }
+    }
+
+    private Map<String, TenantConfig> configured;
+    private final Map<String, Account> accounts = new LinkedHashMap<>();
+    private final double totalGpus;
+    private final double totalMemoryMib;
+    private long halfLifeMs;
+    private long lastMs;
+
+    public TenantLedger(Map<String, TenantConfig> configured, double totalGpus, double totalMemoryMib, long halfLifeMs, long startMs) {
+        this.configured = configured;
+        this.totalGpus = Math.max(totalGpus, 1e-9);
+        this.totalMemoryMib = Math.max(totalMemoryMib, 1e-9);
+        this.halfLifeMs = halfLifeMs;
+        this.lastMs = startMs;
+        configured.values().forEach(c -> accounts.put(c.name(), new Account(c)));
+    }
+
+    /** New weights, guarantees, limits and half-life; what tenants hold and used stays. */
+    public void reconfigure(Map<String, TenantConfig> tenants, long halfLifeMs) {
+        this.configured = tenants;
+        this.halfLifeMs = halfLifeMs;
+        for (Account a : accounts.values()) a.config = tenants.getOrDefault(a.config.name(), TenantConfig.defaultFor(a.config.name()));
+        tenants.values().forEach(c -> account(c.name()));
+    }
+
+    public Account account(String tenant) {
+        return accounts.computeIfAbsent(tenant, t -> new Account(configured.getOrDefault(t, TenantConfig.defaultFor(t))));
+    }
+
+    public Collection<Account> accounts() { return accounts.values(); }
+
+    /** Brings decayed usage up to {@code nowMs}, charging what each tenant held since the last call. */
+    public void advance(long nowMs) {
+        long dt = nowMs - lastMs;
+        if (dt <= 0) return;
+        double keep = halfLifeMs > 0 ? Math.pow(0.5, dt / (double) halfLifeMs) : 0.0;
+        for (Account a : accounts.values()) {
+            double s = dominantShare(a);
+            a.decayedShare = s + (a.decayedShare - s) * keep;
+            a.gpuMsTotal += a.gpus * dt;
+        }
+        lastMs = nowMs;
+    }
+
+    void charge(String tenant, double gpus, long memoryMib) {
+        Account a = account(tenant);
+        a.gpus += gpus;
+        a.memoryMib += memoryMib;
+        if (Math.abs(a.gpus) < 1e-9) a.gpus = 0;
+    }
+
+    /** DRF dominant share of what the tenant holds now. */
+    public double dominantShare(Account a) {
+        return Math.max(a.gpus / totalGpus, a.memoryMib / totalMemoryMib);
+    }
+
+    /**
+     * Fair-share key (lower runs first): the tenant's share, half now and half decayed history when
+     * a half-life is set, divided by its weight.
+     */
+    public double fairShareKey(String tenant) {
+        Account a = account(tenant);
+        double now = dominantShare(a);
+        double share = halfLifeMs > 0 ? 0.5 * now + 0.5 * a.decayedShare : now;
+        return share / a.config.weight();
+    }
+
+    public double totalGpus() { return totalGpus; }
+}

@@ -1,0 +1,42 @@
+package io.gpupool.engine.placement;
+
+import io.gpupool.engine.state.ClusterState;
+import io.gpupool.model.JobSpec;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Scratch state of one placement attempt (kube-scheduler's CycleState): the job, GPUs that must not be
+ * used (another job's reservation), and the nodes earlier replicas of the same gang went to.
+ */
+public final class CycleState {
+    private final ClusterState cluster;
+    private final JobSpec job;
+    private final WorkloadProfile profile;
+    private final Set<Long> excludedGpus;
+    final List<Integer> gangNodes = new ArrayList<>();
+
+    public CycleState(ClusterState cluster, JobSpec job, WorkloadProfile profile, Set<Long> excludedGpus) {
+        this.cluster = cluster;
+        this.job = job;
+        this.profile = profile;
+        this.excludedGpus = excludedGpus == null ? Set.of() : excludedGpus;
+    }
+
+    public static long gpuKey(int node, int gpu) {
+        return ((long) node << 8) | gpu;
+    }
+
+    public ClusterState cluster() { return cluster; }
+    public JobSpec job() { return job; }
+    public WorkloadProfile profile() { return profile; }
+    public boolean excluded(int node, int gpu) { return !excludedGpus.isEmpty() && excludedGpus.contains(gpuKey(node, gpu)); }
+    public boolean hasExclusions() { return !excludedGpus.isEmpty(); }
+    /** Nodes already holding a replica of this gang, in placement order. */
+    public List<Integer> gangNodes() { return gangNodes; }
+
+    public static Set<Long> newGpuSet() { return new HashSet<>(); }
+}

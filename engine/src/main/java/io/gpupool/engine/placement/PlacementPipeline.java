@@ -1,0 +1,137 @@
+package io.gpupool.engine.placement;
+
+import io.gpupool.engine.state.Allocation;
+import io.gpupool.engine.state.ClusterState;
+import io.gpupool.engine.state.GpuGrant;
+import io.gpupool.engine.state.NodeState;
+import io.gpupool.model.JobSpec;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * filter -> score -> bind for one job, replica by replica. The capacity index proposes nodes in the
+ * order the main scorer prefers; filters and the GPU policy keep the feasible ones; scorers rank up to
+ * {@code candidateLimit} of them; the best node's GPUs are taken inside a checkpoint, so a gang either
+ * gets every replica or nothing.
+ */
+public final class PlacementPipeline {
+    private final PlacementConfig config;
+    private final List<FilterPlugin> filters;
+    private final ScorePlugin[] scorers;
+    private final double[] weights;
+    private final GpuSelector gpuPolicy;
+    private final boolean tightFirst;
+
+    public PlacementPipeline(PlacementConfig config) {
+        this.config = config;
+        this.filters = PlacementPlugins.defaultFilters();
+        int k = config.scorerWeights().size();
+        this.scorers = new ScorePlugin[k];
+        this.weights = new double[k];
+        int i = 0;
+        ScorePlugin heaviest = null;
+        double maxW = -1;
+        for (Map.Entry<String, Double> e : config.scorerWeights().entrySet()) {
+            scorers[i] = PlacementPlugins.scorer(e.getKey());
+            weights[i] = e.getValue();
+            if (weights[i] > maxW) { maxW = weights[i]; heaviest = scorers[i]; }
+            i++;
+        }
+        this.gpuPolicy = PlacementPlugins.gpuPolicy(config.gpuPolicy() != null ? config.gpuPolicy() : scorers[0].defaultGpuPolicy());
+        this.tightFirst = heaviest.prefersTightNodes();
+    }
+
+    public PlacementConfig config() { return config; }
+
+    /**
+     * Places every replica of the job. With {@code bind} the grants stay applied to the cluster state;
+     * without, the state is left as it was (a dry run).
+     */
+    public PlacementResult place(CycleState cycle, boolean bind) {
+        ClusterState cluster = cycle.cluster();
+        JobSpec job = cycle.job();
+        ReplicaDemand demand = ReplicaDemand.of(job);
+        Collection<String> models = job.allowedModels().isEmpty() ? cluster.modelIds() : job.allowedModels();
+        int mark = cluster.checkpoint();
+        List<List<GpuGrant>> replicas = new ArrayList<>(job.shape().replicas());
+        for (int r = 0; r < job.shape().replicas(); r++) {
+            ReplicaChoice choice = bestNode(cycle, demand, models);
+            if (choice.node < 0) {
+                cluster.rollback(mark);
+                String which = job.shape().replicas() > 1 ? "replica " + (r + 1) + "/" + job.shape().replicas() + " (" + demand + ")" : demand.toString();
+                String cordoned = cluster.cordonedNodes() > 0 ? "; " + cluster.cordonedNodes() + " node" + (cluster.cordonedNodes() == 1 ? "" : "s") + " cordoned" : "";
+                return PlacementResult.failed("no node can hold " + which + ": " + choice.reasons() + cordoned);
+            }
+            NodeState n = cluster.node(choice.node);
+            List<GpuGrant> grants = new ArrayList<>(choice.gpus.length);
+            for (int g : choice.gpus) {
+                grants.add(new GpuGrant(n.id(), g, demand.exclusive() ? 1000 : demand.milli(),
+                        demand.memoryOn(n.model(), n.memoryCapacityMib()), demand.exclusive()));
+            }
+            cluster.apply(grants);
+            cycle.gangNodes.add(n.id());
+            replicas.add(grants);
+        }
+        if (bind) cluster.commit(mark);
+        else cluster.rollback(mark);
+        cycle.gangNodes.clear();
+        return PlacementResult.placed(new Allocation(job.id(), replicas));
+    }
+
+    private record ReplicaChoice(int node, int[] gpus, Map<String, Integer> reasonCounts, int visited) {
+        String reasons() {
+            if (reasonCounts.isEmpty()) return "no node of an allowed GPU model has that much free capacity";
+            StringBuilder sb = new StringBuilder();
+            reasonCounts.forEach((k, v) -> sb.append(sb.isEmpty() ? "" : "; ").append(v).append(" node").append(v == 1 ? "" : "s").append(' ').append(k));
+            return sb.toString();
+        }
+    }
+
+    private ReplicaChoice bestNode(CycleState cycle, ReplicaDemand demand, Collection<String> models) {
+        ClusterState cluster = cycle.cluster();
+        int limit = config.candidateLimit() == 0 ? Integer.MAX_VALUE : config.candidateLimit();
+        List<Integer> nodes = new ArrayList<>();
+        List<int[]> choices = new ArrayList<>();
+        Map<String, Integer> reasons = new TreeMap<>();
+        cluster.visitCandidates(models, demand.gpus(), demand.shareMilli(), tightFirst, id -> {
+            NodeState n = cluster.node(id);
+            for (FilterPlugin f : filters) {
+                String why = f.filter(cycle, demand, n);
+                if (why != null) { reasons.merge(why, 1, Integer::sum); return true; }
+            }
+            int[] gpus = gpuPolicy.select(cycle, demand, n);
+            if (gpus == null) {
+                reasons.merge(demand.exclusive() ? "without a fitting GPU set (NVLink or reserved GPUs)" : "without a GPU that has the memory", 1, Integer::sum);
+                return true;
+            }
+            nodes.add(id);
+            choices.add(gpus);
+            return nodes.size() < limit;
+        });
+        if (nodes.isEmpty()) return new ReplicaChoice(-1, null, reasons, 0);
+        if (nodes.size() == 1) return new ReplicaChoice(nodes.getFirst(), choices.getFirst(), reasons, 1);
+        int size = nodes.size();
+        double[] total = new double[size];
+        double[] raw = new double[size];
+        for (int s = 0; s < scorers.length; s++) {
+            double min = Double.MAX_VALUE, max = -Double.MAX_VALUE;
+            for (int i = 0; i < size; i++) {
+                raw[i] = scorers[s].score(cycle, demand, cluster.node(nodes.get(i)), choices.get(i));
+                min = Math.min(min, raw[i]);
+                max = Math.max(max, raw[i]);
+            }
+            double range = max - min;
+            for (int i = 0; i < size; i++) {
+                double norm = range <= 1e-12 ? 100 : 100 * (raw[i] - min) / range;
+                total[i] += weights[s] * norm;
+            }
+        }
+        int best = 0;
+        for (int i = 1; i < size; i++) if (total[i] > total[best] + 1e-9) best = i;
+        return new ReplicaChoice(nodes.get(best), choices.get(best), reasons, size);
+    }
+}

@@ -1,0 +1,34 @@
+package io.gpupool.engine.placement;
+
+import io.gpupool.model.GpuModel;
+import io.gpupool.model.JobSpec;
+
+/**
+ * What one gang replica needs from one node: {@code gpus} GPUs, each whole (exclusive) or a share of
+ * {@code milli} compute and {@code memoryMib} memory (0 = proportional to the compute share).
+ */
+public record ReplicaDemand(int gpus, int milli, long memoryMib, boolean exclusive, boolean requireNvlink) {
+
+    public static ReplicaDemand of(JobSpec job) {
+        return new ReplicaDemand(job.shape().gpusPerReplica(), job.share().milli(), job.share().memoryMib(),
+                job.share().isWhole(), job.requireNvlink());
+    }
+
+    /** Memory one GPU grant takes on a GPU of this model with this per-GPU capacity. */
+    public long memoryOn(GpuModel model, long capacityMib) {
+        if (exclusive) return capacityMib;
+        if (memoryMib > 0) return memoryMib;
+        return (long) Math.ceil(model.memoryMib() * (milli / 1000.0));
+    }
+
+    /** Share size used to look up the fractional index; 0 for whole GPUs. */
+    public int shareMilli() {
+        return exclusive ? 0 : milli;
+    }
+
+    @Override
+    public String toString() {
+        return exclusive ? gpus + " whole GPU" + (gpus > 1 ? "s" : "")
+                : "a " + milli + "m share" + (memoryMib > 0 ? " with " + memoryMib + " MiB" : "");
+    }
+}

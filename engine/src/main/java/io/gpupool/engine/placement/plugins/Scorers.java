@@ -1,0 +1,85 @@
+package io.gpupool.engine.placement.plugins;
+
+import io.gpupool.engine.placement.CycleState;
+import io.gpupool.engine.placement.ReplicaDemand;
+import io.gpupool.engine.placement.ScorePlugin;
+import io.gpupool.engine.state.NodeState;
+
+/** The built-in node scorers. Each is registered by name in {@code PlacementPlugins}. */
+public final class Scorers {
+    private Scorers() {}
+
+    static long demandMilli(ReplicaDemand d) {
+        return (long) d.gpus() * (d.exclusive() ? 1000 : d.milli());
+    }
+
+    /** Fill the busiest node first (HAMi's binpack node policy): utilisation after placing. */
+    public static final class Binpack implements ScorePlugin {
+        @Override public String name() { return "binpack"; }
+
+        @Override
+        public double score(CycleState c, ReplicaDemand d, NodeState n, int[] gpus) {
+            return (n.usedMilli() + demandMilli(d)) / (double) (n.gpuCount() * 1000L);
+        }
+    }
+
+    /** Use the emptiest node first (HAMi's spread): the opposite of binpack. */
+    public static final class Spread implements ScorePlugin {
+        @Override public String name() { return "spread"; }
+
+        @Override
+        public double score(CycleState c, ReplicaDemand d, NodeState n, int[] gpus) {
+            return -(n.usedMilli() + demandMilli(d)) / (double) (n.gpuCount() * 1000L);
+        }
+
+        @Override public boolean prefersTightNodes() { return false; }
+
+        @Override public String defaultGpuPolicy() { return "spread"; }
+    }
+
+    /** Least capacity left over of the kind the job uses: idle GPUs for whole GPUs, the share on the chosen GPU. */
+    public static final class BestFit implements ScorePlugin {
+        @Override public String name() { return "best-fit"; }
+
+        @Override
+        public double score(CycleState c, ReplicaDemand d, NodeState n, int[] gpus) {
+            if (d.exclusive()) return -(n.fullyFreeGpus() - d.gpus());
+            return -(n.freeMilli(gpus[0]) - d.milli());
+        }
+    }
+
+    /** A replica inside one NVLink domain; a gang on the nodes its other replicas use (fewest nodes). */
+    public static final class Topology implements ScorePlugin {
+        @Override public String name() { return "topology"; }
+
+        @Override
+        public double score(CycleState c, ReplicaDemand d, NodeState n, int[] gpus) {
+            double s = 0;
+            if (gpus.length > 1) {
+                int domains = n.domainCount();
+                long seen = 0;
+                int span = 0;
+                for (int g : gpus) {
+                    int grp = WholeGpuChooser.group(n, g, domains);
+                    if ((seen & (1L << grp)) == 0) { seen |= 1L << grp; span++; }
+                }
+                s += 100.0 / span;
+            }
+            if (c.gangNodes().contains(n.id())) s += 100;
+            return s;
+        }
+    }
+
+    /** Fragmentation gradient descent: the least growth in the node's fragmentation (Weng et al., ATC'23). */
+    public static final class Fgd implements ScorePlugin {
+        @Override public String name() { return "fgd"; }
+
+        @Override
+        public double score(CycleState c, ReplicaDemand d, NodeState n, int[] gpus) {
+            var shapes = Fragmentation.shapes(c.profile(), d);
+            return -(Fragmentation.of(n, shapes, d, gpus) - Fragmentation.of(n, shapes, null, null));
+        }
+
+        @Override public String defaultGpuPolicy() { return "fgd"; }
+    }
+}

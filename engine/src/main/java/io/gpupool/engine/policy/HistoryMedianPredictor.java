@@ -1,0 +1,64 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.model.JobSpec;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The default predictor: the job's own estimate when given; else the median run time of the same
+ * user's past jobs with the same name, then of the same user, then of everyone; else a default.
+ * Each history keeps the latest {@value #WINDOW} run times.
+ */
+public final class HistoryMedianPredictor implements RuntimePredictor {
+    static final int WINDOW = 64;
+    private final Map<String, Ring> history = new HashMap<>();
+    private final Ring global = new Ring();
+    private final long defaultMs;
+
+    public HistoryMedianPredictor(long defaultMs) {
+        this.defaultMs = defaultMs;
+    }
+
+    @Override public String name() { return "history-median"; }
+
+    @Override
+    public long predictMs(JobSpec job) {
+        if (job.runtimeEstimateMs().isPresent()) return job.runtimeEstimateMs().getAsLong();
+        Ring r = history.get(userNameKey(job));
+        if (r == null || r.size == 0) r = history.get(userKey(job));
+        if (r == null || r.size == 0) r = global;
+        return r.size == 0 ? defaultMs : Math.max(1, r.median());
+    }
+
+    @Override
+    public void observe(JobSpec job, long runMs) {
+        if (runMs <= 0) return;
+        history.computeIfAbsent(userNameKey(job), k -> new Ring()).add(runMs);
+        history.computeIfAbsent(userKey(job), k -> new Ring()).add(runMs);
+        global.add(runMs);
+    }
+
+    private static String userNameKey(JobSpec j) { return "un\u0000" + j.user() + "\u0000" + j.name(); }
+
+    private static String userKey(JobSpec j) { return "u\u0000" + j.user(); }
+
+    private static final class Ring {
+        final long[] values = new long[WINDOW];
+        int size;
+        int next;
+
+        void add(long v) {
+            values[next] = v;
+            next = (next + 1) % WINDOW;
+            if (size < WINDOW) size++;
+        }
+
+        long median() {
+            long[] c = Arrays.copyOf(values, size);
+            Arrays.sort(c);
+            return size % 2 == 1 ? c[size / 2] : (c[size / 2 - 1] + c[size / 2]) / 2;
+        }
+    }
+}

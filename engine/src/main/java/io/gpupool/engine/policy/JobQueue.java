@@ -1,0 +1,30 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.PriorityQueue;
+
+/** The pending jobs of one round in the order a policy wants them tried. */
+public interface JobQueue {
+    /** The next job to try, or null when none is left. */
+    JobState poll();
+
+    /** A job polled from this queue has started (dynamic orders, such as fair share, re-rank). */
+    default void started(JobState job) {}
+
+    /** A job was preempted in this round and may be tried again. */
+    void requeue(JobState job);
+
+    /** A queue in a fixed order; ties go to arrival order. */
+    static JobQueue sorted(Collection<JobState> jobs, Comparator<JobState> order) {
+        Comparator<JobState> full = order.thenComparingLong(JobState::seq);
+        PriorityQueue<JobState> pq = new PriorityQueue<>(Math.max(1, jobs.size()), full);
+        pq.addAll(jobs);
+        return new JobQueue() {
+            @Override public JobState poll() { return pq.poll(); }
+            @Override public void requeue(JobState job) { pq.add(job); }
+        };
+    }
+}

@@ -1,0 +1,65 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.OptionalLong;
+
+/**
+ * Discretized 2D-LAS (Tiresias, NSDI'19): no prior knowledge of run times. A job's queue is set by its
+ * attained GPU-time (GPUs x time run) against the thresholds; lower queues first, FIFO by arrival
+ * inside a queue. A pending job preempts running jobs of strictly later queues.
+ */
+public final class LasPolicy implements QueuePolicy {
+    @Override public String name() { return "las"; }
+
+    @Override public BlockingMode blocking() { return BlockingMode.SKIP; }
+
+    @Override public boolean preemptive() { return true; }
+
+    static int queueOf(JobState j, long nowMs, List<Double> thresholdsGpuSec) {
+        double gpuSec = j.attainedGpuMs(nowMs) / 1000.0;
+        int q = 0;
+        while (q < thresholdsGpuSec.size() && gpuSec >= thresholdsGpuSec.get(q)) q++;
+        return q;
+    }
+
+    @Override
+    public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
+        List<Double> th = ctx.config().lasThresholdsGpuSec();
+        long now = ctx.nowMs();
+        return JobQueue.sorted(pending, Comparator.comparingInt((JobState j) -> queueOf(j, now, th))
+                .thenComparingLong(j -> j.spec().submitTimeMs()));
+    }
+
+    @Override
+    public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
+        List<Double> th = ctx.config().lasThresholdsGpuSec();
+        return queueOf(victim, ctx.nowMs(), th) > queueOf(job, ctx.nowMs(), th);
+    }
+
+    @Override
+    public Comparator<JobState> victimOrder(PolicyContext ctx) {
+        List<Double> th = ctx.config().lasThresholdsGpuSec();
+        long now = ctx.nowMs();
+        return Comparator.comparingInt((JobState j) -> -queueOf(j, now, th)).thenComparing(QueuePolicy.super.victimOrder(ctx));
+    }
+
+    /** The next moment a running job crosses a threshold and drops a queue. */
+    @Override
+    public OptionalLong nextReevaluationMs(PolicyContext ctx) {
+        List<Double> th = ctx.config().lasThresholdsGpuSec();
+        long now = ctx.nowMs();
+        long best = Long.MAX_VALUE;
+        for (JobState j : ctx.running()) {
+            int q = queueOf(j, now, th);
+            if (q >= th.size() || j.gpuUnits() <= 0) continue;
+            double needGpuMs = th.get(q) * 1000.0 - j.attainedGpuMs(now);
+            long at = now + Math.max(1, (long) Math.ceil(needGpuMs / j.gpuUnits()));
+            best = Math.min(best, at);
+        }
+        return best == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(best);
+    }
+}

@@ -1,0 +1,21 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+
+import java.util.Collection;
+import java.util.Comparator;
+
+/**
+ * Quasi-shortest-service-first (Helios, SC'21): shortest predicted service (predicted run time x GPUs)
+ * first; a job that does not fit is passed over.
+ */
+public final class QssfPolicy implements QueuePolicy {
+    @Override public String name() { return "qssf"; }
+
+    @Override public BlockingMode blocking() { return BlockingMode.SKIP; }
+
+    @Override
+    public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
+        return JobQueue.sorted(pending, Comparator.comparingDouble((JobState j) -> ctx.expectedRuntimeMs(j) * j.gpuUnits()));
+    }
+}

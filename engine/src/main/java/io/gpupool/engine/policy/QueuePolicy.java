@@ -1,0 +1,49 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.OptionalLong;
+
+/**
+ * A queue policy: the order pending jobs are tried in, what happens when one does not fit, and which
+ * running jobs it may preempt. The dispatcher in {@code Scheduler} does the rest, the same for all.
+ */
+public interface QueuePolicy {
+    String name();
+
+    BlockingMode blocking();
+
+    /** This round's pending jobs in the order to try them. */
+    JobQueue queue(PolicyContext ctx, Collection<JobState> pending);
+
+    /** Whether {@code victim} (running, preemptible) may be stopped so that {@code job} can start. */
+    default boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
+        return false;
+    }
+
+    /** Whether the policy preempts at all (lets the dispatcher skip victim search). */
+    default boolean preemptive() {
+        return false;
+    }
+
+    /** Order in which victims are taken (cheapest first): lowest priority, least work lost, fewest GPUs. */
+    default Comparator<JobState> victimOrder(PolicyContext ctx) {
+        long now = ctx.nowMs();
+        return Comparator.comparingInt((JobState j) -> j.spec().priority())
+                .thenComparingLong(j -> j.runningForMs(now))
+                .thenComparingDouble(JobState::gpuUnits)
+                .thenComparing(Comparator.comparingLong(JobState::seq).reversed());
+    }
+
+    /** A policy rule that keeps a job from starting now (null = none). */
+    default String admit(PolicyContext ctx, JobState job) {
+        return null;
+    }
+
+    /** When the order may change with no arrival or completion (e.g. a job crossing a LAS threshold). */
+    default OptionalLong nextReevaluationMs(PolicyContext ctx) {
+        return OptionalLong.empty();
+    }
+}

@@ -1,0 +1,8 @@
+package io.gpupool.engine.policy;
+
+/** True run times, known only in simulation: what the clairvoyant reference policy orders by. */
+@FunctionalInterface
+public interface RuntimeOracle {
+    /** The job's total run time in ms. */
+    long runtimeMs(String jobId);
+}

@@ -1,0 +1,42 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+import io.gpupool.model.SpecException;
+
+import java.util.Collection;
+import java.util.Comparator;
+
+/**
+ * Clairvoyant shortest-remaining-time-first, a reference bound only a simulator can run: at every event,
+ * jobs in order of true remaining run time start greedily (skipping those that do not fit), and a
+ * running job with a longer remaining time is preempted when that lets a shorter one start.
+ */
+public final class SrtfOraclePolicy implements QueuePolicy {
+    @Override public String name() { return "srtf-oracle"; }
+
+    @Override public BlockingMode blocking() { return BlockingMode.SKIP; }
+
+    @Override public boolean preemptive() { return true; }
+
+    static long remainingMs(PolicyContext ctx, JobState j) {
+        if (ctx.oracle() == null) {
+            throw new SpecException("policy srtf-oracle", "policy", "needs true run times, which only the simulator knows");
+        }
+        return Math.max(0, ctx.oracle().runtimeMs(j.id()) - j.attainedMs(ctx.nowMs()));
+    }
+
+    @Override
+    public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
+        return JobQueue.sorted(pending, Comparator.comparingLong((JobState j) -> remainingMs(ctx, j)));
+    }
+
+    @Override
+    public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
+        return remainingMs(ctx, victim) > remainingMs(ctx, job);
+    }
+
+    @Override
+    public Comparator<JobState> victimOrder(PolicyContext ctx) {
+        return Comparator.comparingLong((JobState j) -> -remainingMs(ctx, j)).thenComparingLong(JobState::seq);
+    }
+}

@@ -1,0 +1,237 @@
+package io.gpupool.engine.state;
+
+import io.gpupool.model.ClusterSpec;
+import io.gpupool.model.GpuModel;
+import io.gpupool.model.GpuShare;
+import io.gpupool.model.NodeSpec;
+import io.gpupool.model.SpecException;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntPredicate;
+
+/**
+ * Free capacity of every GPU in the pool, with an index by free capacity per GPU model.
+ *
+ * <p>All changes go through {@link #apply} / {@link #release}; inside a {@link #checkpoint()} they are
+ * journaled and {@link #rollback(int)} undoes them exactly. This is how a gang is placed all-or-nothing
+ * and how backfill and preemption ask "what if" without copying the cluster.
+ */
+public final class ClusterState {
+    private final List<NodeState> nodes = new ArrayList<>();
+    private final Map<String, Integer> nodeByName = new HashMap<>();
+    private final Map<String, CapacityIndex> indexByModel = new LinkedHashMap<>();
+    private final Map<String, GpuModel> models = new LinkedHashMap<>();
+    private long[] journalNode = new long[64];
+    private int[] journalMilli = new int[64];
+    private long[] journalMem = new long[64];
+    private int[] journalTasks = new int[64];
+    private int journalSize;
+    private int depth;
+    private final int maxGpusPerNode;
+    private long totalMilli;
+    private long totalMemoryMib;
+    private int cordonedNodes;
+
+    public ClusterState(ClusterSpec spec) {
+        int max = 0;
+        for (NodeSpec n : spec.nodes()) max = Math.max(max, n.gpus().size());
+        this.maxGpusPerNode = Math.max(max, 8);
+        for (NodeSpec n : spec.nodes()) addNode(n);
+    }
+
+    /** Adds a node (an agent registering). Its GPUs must all be one model. */
+    public NodeState addNode(NodeSpec spec) {
+        if (spec.gpus().isEmpty()) throw new SpecException("node " + spec.name(), "gpus", "a GPU node needs at least one GPU");
+        if (spec.gpus().size() > maxGpusPerNode) {
+            throw new SpecException("node " + spec.name(), "gpus", "at most " + maxGpusPerNode + " GPUs per node in this pool");
+        }
+        GpuModel model = spec.gpus().getFirst().model();
+        for (var g : spec.gpus()) {
+            if (!g.model().id().equals(model.id())) {
+                throw new SpecException("node " + spec.name(), "gpus[" + g.index() + "].model",
+                        "all GPUs of a node must be one model (" + model.id() + "), got " + g.model().id() + "; register mixed servers as separate nodes");
+            }
+        }
+        if (nodeByName.containsKey(spec.name())) throw new SpecException("node " + spec.name(), "name", "already registered");
+        NodeState n = new NodeState(nodes.size(), spec);
+        nodes.add(n);
+        nodeByName.put(spec.name(), n.id);
+        models.putIfAbsent(model.id(), model);
+        indexByModel.computeIfAbsent(model.id(), k -> new CapacityIndex(maxGpusPerNode)).update(n);
+        totalMilli += (long) n.gpuCount() * GpuShare.WHOLE;
+        totalMemoryMib += (long) n.gpuCount() * model.memoryMib();
+        return n;
+    }
+
+    public int nodeCount() { return nodes.size(); }
+    public NodeState node(int id) { return nodes.get(id); }
+    public List<NodeState> nodes() { return java.util.Collections.unmodifiableList(nodes); }
+    public Integer nodeId(String name) { return nodeByName.get(name); }
+    public Collection<GpuModel> models() { return models.values(); }
+    public int maxGpusPerNode() { return maxGpusPerNode; }
+    /** Compute capacity of all GPUs, in thousandths of a GPU. */
+    public long totalMilli() { return totalMilli; }
+    /** Physical GPU memory of all GPUs. */
+    public long totalMemoryMib() { return totalMemoryMib; }
+
+    /** Nodes that take no new work. */
+    public int cordonedNodes() { return cordonedNodes; }
+
+    public long usedMilli() {
+        long u = 0;
+        for (NodeState n : nodes) u += n.usedMilli;
+        return u;
+    }
+
+    // ---- mutation -------------------------------------------------------------------------------
+
+    /** Takes the grants' capacity. Throws if any grant does not fit (a bug in the caller). */
+    public void apply(List<GpuGrant> grants) {
+        for (GpuGrant g : grants) {
+            NodeState n = nodes.get(g.node());
+            int i = g.gpu();
+            boolean ok = g.exclusive() ? n.isFullyFree(i)
+                    : n.canShare(i) && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib();
+            if (!ok) throw new IllegalStateException("grant does not fit: " + g + " on " + n.name());
+            record(n, i);
+            n.freeMilli[i] -= g.milli();
+            n.freeMemoryMib[i] -= g.memoryMib();
+            n.tasks[i]++;
+            touched(n);
+        }
+    }
+
+    /** Gives the grants' capacity back. */
+    public void release(List<GpuGrant> grants) {
+        for (GpuGrant g : grants) {
+            NodeState n = nodes.get(g.node());
+            int i = g.gpu();
+            if (n.tasks[i] <= 0 || n.freeMilli[i] + g.milli() > GpuShare.WHOLE) {
+                throw new IllegalStateException("release of a grant not held: " + g + " on " + n.name());
+            }
+            record(n, i);
+            n.freeMilli[i] += g.milli();
+            n.freeMemoryMib[i] += g.memoryMib();
+            n.tasks[i]--;
+            touched(n);
+        }
+    }
+
+    public void setCordoned(int node, boolean cordoned) {
+        NodeState n = nodes.get(node);
+        if (n.cordoned != cordoned) cordonedNodes += cordoned ? 1 : -1;
+        n.cordoned = cordoned;
+        touched(n);
+    }
+
+    /** Marks a GPU healthy or not. Work already on it keeps its grant; no new work is placed there. */
+    public void setHealthy(int node, int gpu, boolean healthy) {
+        NodeState n = nodes.get(node);
+        n.healthy[gpu] = healthy;
+        touched(n);
+    }
+
+    private void touched(NodeState n) {
+        n.recompute();
+        indexByModel.get(n.model.id()).update(n);
+    }
+
+    // ---- journal --------------------------------------------------------------------------------
+
+    /** Starts (or nests) a tentative section; returns the mark to roll back to. */
+    public int checkpoint() {
+        depth++;
+        return journalSize;
+    }
+
+    /** Undoes every change since the mark and closes that section. */
+    public void rollback(int mark) {
+        for (int k = journalSize - 1; k >= mark; k--) {
+            NodeState n = nodes.get((int) (journalNode[k] >>> 8));
+            int g = (int) (journalNode[k] & 0xff);
+            n.freeMilli[g] = journalMilli[k];
+            n.freeMemoryMib[g] = journalMem[k];
+            n.tasks[g] = journalTasks[k];
+            touched(n);
+        }
+        journalSize = mark;
+        close();
+    }
+
+    /** Keeps the changes since the mark and closes that section. */
+    public void commit(int mark) {
+        close();
+    }
+
+    private void close() {
+        if (depth == 0) throw new IllegalStateException("no open checkpoint");
+        if (--depth == 0) journalSize = 0;
+    }
+
+    private void record(NodeState n, int g) {
+        if (depth == 0) return;
+        if (journalSize == journalNode.length) {
+            int len = journalSize * 2;
+            journalNode = Arrays.copyOf(journalNode, len);
+            journalMilli = Arrays.copyOf(journalMilli, len);
+            journalMem = Arrays.copyOf(journalMem, len);
+            journalTasks = Arrays.copyOf(journalTasks, len);
+        }
+        journalNode[journalSize] = ((long) n.id << 8) | g;
+        journalMilli[journalSize] = n.freeMilli[g];
+        journalMem[journalSize] = n.freeMemoryMib[g];
+        journalTasks[journalSize] = n.tasks[g];
+        journalSize++;
+    }
+
+    // ---- index queries --------------------------------------------------------------------------
+
+    /**
+     * Visits schedulable nodes of the given models that may hold {@code gpus} whole GPUs (or, when
+     * {@code shareMilli > 0}, one share of that size), tightest first ({@code tightestFirst}) or loosest
+     * first. The visitor returns false to stop. Nodes are a superset of feasible ones only for
+     * fractional requests (memory is checked by the caller).
+     */
+    public void visitCandidates(Collection<String> modelIds, int gpus, int shareMilli, boolean tightestFirst, IntPredicate visitor) {
+        List<CapacityIndex> idx = new ArrayList<>(modelIds.size());
+        for (String m : modelIds) {
+            CapacityIndex ci = indexByModel.get(m);
+            if (ci != null) idx.add(ci);
+        }
+        if (shareMilli > 0) {
+            int lo = shareMilli / CapacityIndex.MILLI_BUCKET;
+            int hi = CapacityIndex.MILLI_BUCKETS - 1;
+            for (int step = 0; step <= hi - lo; step++) {
+                int b = tightestFirst ? lo + step : hi - step;
+                for (CapacityIndex ci : idx) {
+                    int[] items = ci.shareBucket(b);
+                    for (int i = 0, size = ci.shareBucketSize(b); i < size; i++) {
+                        if (!visitor.test(items[i])) return;
+                    }
+                }
+            }
+            return;
+        }
+        int hi = maxGpusPerNode;
+        for (int step = 0; step <= hi - gpus; step++) {
+            int k = tightestFirst ? gpus + step : hi - step;
+            for (CapacityIndex ci : idx) {
+                int[] items = ci.freeGpuBucket(k);
+                for (int i = 0, size = ci.freeGpuBucketSize(k); i < size; i++) {
+                    if (!visitor.test(items[i])) return;
+                }
+            }
+        }
+    }
+
+    /** Model IDs present in the pool. */
+    public List<String> modelIds() {
+        return List.copyOf(indexByModel.keySet());
+    }
+}

@@ -1,0 +1,111 @@
+package io.gpupool.model;
+
+import java.util.OptionalLong;
+import java.util.Set;
+
+/**
+ * A GPU job as submitted. Times are epoch milliseconds (the simulator's clock starts at 0).
+ *
+ * @param id                unique job id
+ * @param tenant            team the job is charged to
+ * @param user              submitting user
+ * @param name              job name (used by run-time prediction)
+ * @param priority          larger runs first under the priority policy
+ * @param submitTimeMs      when the job was submitted
+ * @param shape             replicas x GPUs per replica
+ * @param share             what each GPU must offer (whole or fractional)
+ * @param allowedModels     canonical GPU model IDs the job may run on; empty = any
+ * @param preemptible       whether a policy may stop the job and requeue it
+ * @param requireNvlink     each multi-GPU replica must sit inside one NVLink domain
+ * @param runtimeEstimateMs the user's run-time estimate, if given
+ */
+public record JobSpec(
+        String id,
+        String tenant,
+        String user,
+        String name,
+        int priority,
+        long submitTimeMs,
+        GangShape shape,
+        GpuShare share,
+        Set<String> allowedModels,
+        boolean preemptible,
+        boolean requireNvlink,
+        OptionalLong runtimeEstimateMs) {
+
+    public JobSpec {
+        String where = "job " + id;
+        if (id == null || id.isBlank()) throw new SpecException("job", "job_id", "must not be empty");
+        if (tenant == null || tenant.isBlank()) tenant = "default";
+        if (user == null || user.isBlank()) user = tenant;
+        if (name == null) name = "";
+        if (submitTimeMs < 0) throw new SpecException(where, "submit_time", "must be >= 0, got " + submitTimeMs);
+        if (shape == null) throw new SpecException(where, "num_gpus", "must be set");
+        if (share == null) share = GpuShare.WHOLE_GPU;
+        if (!share.isWhole() && shape.totalGpus() > 1) {
+            throw new SpecException(where, "gpu_milli", "a fractional share needs exactly 1 GPU, job asks for " + shape.totalGpus());
+        }
+        allowedModels = Set.copyOf(allowedModels);
+        if (runtimeEstimateMs == null) runtimeEstimateMs = OptionalLong.empty();
+        if (runtimeEstimateMs.isPresent() && runtimeEstimateMs.getAsLong() <= 0) {
+            throw new SpecException(where, "runtime_estimate", "must be > 0");
+        }
+    }
+
+    public int totalGpus() {
+        return shape.totalGpus();
+    }
+
+    /** GPU demand in thousandths of a GPU (a 0.5-GPU job demands 500). */
+    public long gpuMilliDemand() {
+        return (long) shape.totalGpus() * share.milli();
+    }
+
+    public boolean allows(GpuModel model) {
+        return allowedModels.isEmpty() || allowedModels.contains(model.id());
+    }
+
+    /** A builder for tests and readers; every field but id and GPU count has a default. */
+    public static Builder builder(String id) {
+        return new Builder(id);
+    }
+
+    public static final class Builder {
+        private final String id;
+        private String tenant = "default";
+        private String user = "";
+        private String name = "";
+        private int priority;
+        private long submitTimeMs;
+        private GangShape shape = new GangShape(1, 1);
+        private GpuShare share = GpuShare.WHOLE_GPU;
+        private Set<String> allowedModels = Set.of();
+        private boolean preemptible = true;
+        private boolean requireNvlink;
+        private OptionalLong estimate = OptionalLong.empty();
+
+        private Builder(String id) { this.id = id; }
+
+        public Builder tenant(String v) { tenant = v; return this; }
+        public Builder user(String v) { user = v; return this; }
+        public Builder name(String v) { name = v; return this; }
+        public Builder priority(int v) { priority = v; return this; }
+        public Builder submitMs(long v) { submitTimeMs = v; return this; }
+        public Builder submitSec(long v) { submitTimeMs = v * 1000; return this; }
+        public Builder gpus(int n) { shape = GangShape.forGpuCount(n, GangShape.DEFAULT_MAX_GPUS_PER_REPLICA); return this; }
+        public Builder shape(int replicas, int perReplica) { shape = new GangShape(replicas, perReplica); return this; }
+        public Builder shape(GangShape v) { shape = v; return this; }
+        public Builder share(GpuShare v) { share = v; return this; }
+        public Builder milli(int milli) { share = new GpuShare(milli, share.memoryMib()); return this; }
+        public Builder allowedModels(Set<String> v) { allowedModels = v; return this; }
+        public Builder preemptible(boolean v) { preemptible = v; return this; }
+        public Builder requireNvlink(boolean v) { requireNvlink = v; return this; }
+        public Builder estimateMs(long v) { estimate = OptionalLong.of(v); return this; }
+        public Builder estimateSec(long v) { estimate = OptionalLong.of(v * 1000); return this; }
+
+        public JobSpec build() {
+            return new JobSpec(id, tenant, user, name, priority, submitTimeMs, shape, share, allowedModels,
+                    preemptible, requireNvlink, estimate);
+        }
+    }
+}
