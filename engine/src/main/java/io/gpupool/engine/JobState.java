@@ -20,11 +20,26 @@ public final class JobState {
     long waitedMs;
     int preemptions;
     String waitReason = "not yet considered";
+    long reasonRound = -1;
+    private final RoundNote round;
 
-    JobState(JobSpec spec, long seq, long nowMs) {
+    /** The scheduler's latest round, and why jobs it did not reach are waiting (shared by all jobs). */
+    static final class RoundNote {
+        long number = -1;
+        String unreached = "not yet considered";
+    }
+
+    JobState(JobSpec spec, long seq, long nowMs, RoundNote round) {
         this.spec = spec;
         this.seq = seq;
         this.queuedSinceMs = nowMs;
+        this.round = round;
+    }
+
+    /** Records why the job waits, as seen by the current round. */
+    void waitBecause(String reason) {
+        waitReason = reason;
+        reasonRound = round.number;
     }
 
     public JobSpec spec() { return spec; }
@@ -36,8 +51,12 @@ public final class JobState {
     public long firstStartMs() { return firstStartMs; }
     public long endMs() { return endMs; }
     public int preemptions() { return preemptions; }
-    /** Why a pending job is not running, as the last scheduling round saw it. */
-    public String waitReason() { return waitReason; }
+    /** Why a pending job is not running, as the last scheduling round saw it; null when not pending. */
+    public String waitReason() {
+        if (status != JobStatus.PENDING && status != JobStatus.REJECTED) return null;
+        if (status == JobStatus.REJECTED || reasonRound == round.number) return waitReason;
+        return reasonRound < 0 && round.number < 0 ? waitReason : round.unreached;
+    }
     /** Start of the current run, or -1 when not running. */
     public long runStartMs() { return runStartMs; }
     /** When the job last entered the queue (submission or preemption). */

@@ -53,6 +53,7 @@ public final class Scheduler {
     private PlacementPipeline pipeline;
     private RuntimePredictor predictor;
     private final RuntimeOracle oracle;
+    private final JobState.RoundNote round = new JobState.RoundNote();
     private long seq;
     private long lastNowMs = Long.MIN_VALUE;
 
@@ -96,12 +97,12 @@ public final class Scheduler {
     public SubmitResult submit(JobSpec spec, long nowMs) {
         advanceTo(nowMs);
         if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), "job id " + spec.id() + " already exists");
-        JobState job = new JobState(spec, seq++, nowMs);
+        JobState job = new JobState(spec, seq++, nowMs, round);
         String why = Feasibility.check(cluster, spec, config.tenants());
         jobs.put(spec.id(), job);
         if (why != null) {
             job.status = JobStatus.REJECTED;
-            job.waitReason = why;
+            job.waitBecause(why);
             job.endMs = nowMs;
             return SubmitResult.rejected(spec.id(), "job " + spec.id() + " " + why);
         }
@@ -149,31 +150,33 @@ public final class Scheduler {
     /** One scheduling round at {@code nowMs}. */
     public RoundResult schedule(long nowMs) {
         advanceTo(nowMs);
+        round.number++;
+        round.unreached = "not reached in the last round";
         PolicyContext ctx = context(nowMs);
         JobQueue queue = policy.queue(ctx, pending.values());
         List<String> started = new ArrayList<>();
         List<String> preempted = new ArrayList<>();
         Map<String, String> failedShapes = new HashMap<>();
+        Set<String> noVictims = new HashSet<>();
         Reservation reservation = null;
         int backfillLeft = config.backfillDepth();
-        JobState blockingHead = null;
         JobState job;
         while ((job = queue.poll()) != null) {
             if (job.status != JobStatus.PENDING) continue;
-            if (blockingHead != null) {
-                job.waitReason = "queued behind " + blockingHead.id() + " (strict FCFS)";
-                continue;
+            if (!policy.preemptive() && cluster.usedMilli() >= cluster.totalMilli()) {
+                round.unreached = "waits: every GPU is in use";
+                break;
             }
             String why = quotaReason(job);
             if (why == null) why = policy.admit(ctx, job);
             if (why != null) {
-                job.waitReason = "waits: " + why;
+                job.waitBecause("waits: " + why);
                 continue;
             }
             if (reservation != null) {
                 if (backfillLeft-- <= 0) {
-                    job.waitReason = "waits: not considered for backfill (more than " + config.backfillDepth() + " jobs behind " + reservation.jobId() + ")";
-                    continue;
+                    round.unreached = "waits: not considered for backfill (more than " + config.backfillDepth() + " jobs behind " + reservation.jobId() + ")";
+                    break;
                 }
                 boolean endsBeforeReservation = nowMs + ctx.expectedRuntimeMs(job) <= reservation.atMs();
                 PlacementResult r = pipeline.place(cycle(job, endsBeforeReservation ? null : reservation.gpus()), true);
@@ -182,7 +185,7 @@ public final class Scheduler {
                     started.add(job.id());
                     queue.started(job);
                 } else {
-                    job.waitReason = "waits: cannot backfill without delaying " + reservation.jobId() + ": " + r.reason();
+                    job.waitBecause("waits: cannot backfill without delaying " + reservation.jobId() + ": " + r.reason());
                 }
                 continue;
             }
@@ -199,16 +202,21 @@ public final class Scheduler {
                 reason = r.reason();
                 failedShapes.put(shape, reason);
             }
-            if (policy.preemptive()) {
+            // later jobs of the same shape and tenant have no more victims to choose from
+            String victimKey = shape + "|" + job.spec().tenant();
+            if (policy.preemptive() && !noVictims.contains(victimKey)) {
                 List<JobState> victims = PreemptionPlanner.plan(ctx, policy, pipeline, profile, job, running.values());
-                if (victims != null) {
+                if (victims == null) {
+                    noVictims.add(victimKey);
+                } else {
                     for (JobState v : victims) {
                         requeue(v, nowMs);
-                        v.waitReason = "preempted for " + job.id();
+                        v.waitBecause("preempted for " + job.id());
                         preempted.add(v.id());
                         queue.requeue(v);
                     }
                     failedShapes.clear();
+                    noVictims.clear();
                     PlacementResult r = pipeline.place(cycle(job, null), true);
                     if (!r.ok()) throw new IllegalStateException("job " + job.id() + " does not fit after preempting " + victims);
                     start(job, r.allocation(), nowMs);
@@ -217,13 +225,14 @@ public final class Scheduler {
                     continue;
                 }
             }
-            job.waitReason = "waits: " + reason;
+            job.waitBecause("waits: " + reason);
             if (policy.blocking() == BlockingMode.STRICT) {
-                blockingHead = job;
+                round.unreached = "queued behind " + job.id() + " (strict FCFS)";
+                break;
             } else if (policy.blocking() == BlockingMode.BACKFILL) {
                 reservation = reserve(ctx, job);
                 if (reservation != null) {
-                    job.waitReason = "waits: GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); " + reason;
+                    job.waitBecause("waits: GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); " + reason);
                 }
             }
         }
@@ -344,7 +353,6 @@ public final class Scheduler {
         job.runStartMs = nowMs;
         if (job.firstStartMs < 0) job.firstStartMs = nowMs;
         job.waitedMs += nowMs - job.queuedSinceMs;
-        job.waitReason = null;
         ledger.charge(job.spec().tenant(), job.gpuUnits(), chargedMemory(a));
     }
 

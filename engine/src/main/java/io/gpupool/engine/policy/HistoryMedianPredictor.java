@@ -48,17 +48,22 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
         final long[] values = new long[WINDOW];
         int size;
         int next;
+        long median = -1;   // cached until the next add
 
         void add(long v) {
+            median = -1;
             values[next] = v;
             next = (next + 1) % WINDOW;
             if (size < WINDOW) size++;
         }
 
         long median() {
-            long[] c = Arrays.copyOf(values, size);
-            Arrays.sort(c);
-            return size % 2 == 1 ? c[size / 2] : (c[size / 2 - 1] + c[size / 2]) / 2;
+            if (median < 0) {
+                long[] c = Arrays.copyOf(values, size);
+                Arrays.sort(c);
+                median = size % 2 == 1 ? c[size / 2] : (c[size / 2 - 1] + c[size / 2]) / 2;
+            }
+            return median;
         }
     }
 }

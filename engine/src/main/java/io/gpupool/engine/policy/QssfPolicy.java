@@ -16,6 +16,8 @@ public final class QssfPolicy implements QueuePolicy {
 
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        return JobQueue.sorted(pending, Comparator.comparingDouble((JobState j) -> ctx.expectedRuntimeMs(j) * j.gpuUnits()));
+        java.util.Map<JobState, Double> service = new java.util.IdentityHashMap<>();
+        for (JobState j : pending) service.put(j, ctx.expectedRuntimeMs(j) * j.gpuUnits());
+        return JobQueue.sorted(pending, Comparator.comparingDouble(service::get));
     }
 }

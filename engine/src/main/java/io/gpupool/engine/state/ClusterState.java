@@ -37,6 +37,7 @@ public final class ClusterState {
     private long totalMilli;
     private long totalMemoryMib;
     private int cordonedNodes;
+    private long usedMilli;
 
     public ClusterState(ClusterSpec spec) {
         int max = 0;
@@ -83,10 +84,9 @@ public final class ClusterState {
     /** Nodes that take no new work. */
     public int cordonedNodes() { return cordonedNodes; }
 
+    /** Compute in use over all GPUs, in thousandths of a GPU (kept incrementally). */
     public long usedMilli() {
-        long u = 0;
-        for (NodeState n : nodes) u += n.usedMilli;
-        return u;
+        return usedMilli;
     }
 
     // ---- mutation -------------------------------------------------------------------------------
@@ -100,6 +100,7 @@ public final class ClusterState {
                     : n.canShare(i) && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib();
             if (!ok) throw new IllegalStateException("grant does not fit: " + g + " on " + n.name());
             record(n, i);
+            usedMilli += g.milli();
             n.freeMilli[i] -= g.milli();
             n.freeMemoryMib[i] -= g.memoryMib();
             n.tasks[i]++;
@@ -116,6 +117,7 @@ public final class ClusterState {
                 throw new IllegalStateException("release of a grant not held: " + g + " on " + n.name());
             }
             record(n, i);
+            usedMilli -= g.milli();
             n.freeMilli[i] += g.milli();
             n.freeMemoryMib[i] += g.memoryMib();
             n.tasks[i]--;
@@ -155,6 +157,7 @@ public final class ClusterState {
         for (int k = journalSize - 1; k >= mark; k--) {
             NodeState n = nodes.get((int) (journalNode[k] >>> 8));
             int g = (int) (journalNode[k] & 0xff);
+            usedMilli += n.freeMilli[g] - journalMilli[k];
             n.freeMilli[g] = journalMilli[k];
             n.freeMemoryMib[g] = journalMem[k];
             n.tasks[g] = journalTasks[k];

@@ -1,0 +1,79 @@
+package io.gpupool.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.ScopeType;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Properties;
+
+/**
+ * The top command, {@code gpupool}. It has no behaviour of its own: without a subcommand picocli reports
+ * "Missing required subcommand" (exit 2) and prints the usage.
+ *
+ * <p><b>Adding a subcommand</b>: write one class annotated {@code @Command(name = "...")} that implements
+ * {@code Callable<Integer>} (write output to {@code spec.commandLine().getOut()} so tests can capture it),
+ * and add it to the {@code subcommands} list below. It inherits {@code --help}/{@code --version} and the
+ * error handling of {@link #newCommandLine()}: throw {@link io.gpupool.model.SpecException} for bad input.
+ */
+@Command(name = "gpupool",
+        mixinStandardHelpOptions = true,
+        // INHERIT: every subcommand gets --help and --version without repeating the mixin.
+        scope = ScopeType.INHERIT,
+        versionProvider = GpupoolCommand.Version.class,
+        description = {
+                "Shared GPU pool scheduler: queue policies, placement, trace-driven simulation.",
+                ""},
+        commandListHeading = "%nCommands:%n",
+        subcommands = {
+                // One line per subcommand, in the order --help lists them.
+                CatalogCommand.class,
+                SimulateCommand.class,
+                CommandLine.HelpCommand.class,
+        })
+public final class GpupoolCommand {
+
+    /**
+     * The command line with gpupool's conventions: case-insensitive enum values ({@code --output JSON}),
+     * and {@link ErrorHandlers} for parse errors (exit 2), bad input (exit 2) and unexpected failures (exit 1).
+     * {@link Main} and the tests both start here.
+     */
+    public static CommandLine newCommandLine() {
+        ErrorHandlers errors = new ErrorHandlers();
+        CommandLine cmd = new CommandLine(new GpupoolCommand())
+                .setCaseInsensitiveEnumValuesAllowed(true)
+                .setParameterExceptionHandler(errors)
+                .setExecutionExceptionHandler(errors);
+        // Set here, not in @Command: with scope INHERIT an annotated footer would repeat in every subcommand.
+        cmd.getCommandSpec().usageMessage().footer("", "Run 'gpupool COMMAND --help' for the options of a command.");
+        return cmd;
+    }
+
+    /** The version of this build, e.g. {@code 0.1.0-SNAPSHOT}; "unknown" when run from unpackaged sources. */
+    public static String version() {
+        try (InputStream in = GpupoolCommand.class.getResourceAsStream("version.properties")) {
+            if (in != null) {
+                Properties p = new Properties();
+                p.load(in);
+                String v = p.getProperty("version", "");
+                if (!v.isBlank() && !v.startsWith("${")) return v.trim();
+            }
+        } catch (IOException ignored) {
+            // fall through to the manifest
+        }
+        String fromManifest = GpupoolCommand.class.getPackage().getImplementationVersion();
+        return fromManifest != null ? fromManifest : "unknown";
+    }
+
+    /** {@code gpupool --version}. */
+    static final class Version implements IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {
+                    "gpupool " + version(),
+                    "Java " + Runtime.version() + " (" + System.getProperty("java.vendor") + ")"};
+        }
+    }
+}

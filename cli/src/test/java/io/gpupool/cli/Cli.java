@@ -1,0 +1,30 @@
+package io.gpupool.cli;
+
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.function.Consumer;
+
+/** Runs {@code gpupool} in-process, as {@link Main} would, with stdout and stderr captured. */
+final class Cli {
+    record Result(int exitCode, String out, String err) {}
+
+    private Cli() {}
+
+    static Result run(String... args) {
+        return run(cmd -> {}, args);
+    }
+
+    /** {@code customize} may add test-only subcommands before the streams are set (they propagate to all). */
+    static Result run(Consumer<CommandLine> customize, String... args) {
+        CommandLine cmd = GpupoolCommand.newCommandLine();
+        customize.accept(cmd);
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        cmd.setOut(new PrintWriter(out, true));
+        cmd.setErr(new PrintWriter(err, true));
+        int code = cmd.execute(args);
+        return new Result(code, out.toString(), err.toString());
+    }
+}
