@@ -83,13 +83,26 @@ public final class TenantLedger {
     }
 
     /**
-     * Fair-share key (lower runs first): the tenant's share, half now and half decayed history when
-     * a half-life is set, divided by its weight.
+     * Fair-share key (lower runs first): with a half-life, the decayed dominant share plus a small
+     * weight ({@link #HELD_WEIGHT}) on what is held now, so rounding to whole GPUs is paid back over
+     * time; without, the share held now. Divided by the tenant's weight.
      */
     public double fairShareKey(String tenant) {
+        return fairShareKey(tenant, 0);
+    }
+
+    /** Weight of what is held now next to decayed history in the key: enough to spread one round's GPUs. */
+    static final double HELD_WEIGHT = 0.1;
+
+    /**
+     * The key the tenant would have after taking {@code gpus} more GPUs. With a half-life, decayed usage
+     * dominates, so a tenant below its weight share keeps winning until its history has caught up (whole-GPU
+     * rounding is paid back over time); what it holds now, plus the grant, only spreads one round's GPUs.
+     */
+    public double fairShareKey(String tenant, double gpus) {
         Account a = account(tenant);
         double now = dominantShare(a);
-        double share = halfLifeMs > 0 ? 0.5 * now + 0.5 * a.decayedShare : now;
+        double share = halfLifeMs > 0 ? a.decayedShare + HELD_WEIGHT * (now + gpus / totalGpus) : now;
         return share / a.config.weight();
     }
 

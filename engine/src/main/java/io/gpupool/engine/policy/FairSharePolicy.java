@@ -41,7 +41,7 @@ public final class FairSharePolicy implements QueuePolicy {
                     if (e.getValue().isEmpty()) continue;
                     String t = e.getKey();
                     boolean under = belowGuarantee(ledger, t, 0);
-                    double key = ledger.fairShareKey(t);
+                    double key = ledger.fairShareKey(t, e.getValue().peek().gpuUnits());
                     if (best == null || (under && !bestUnder) || (under == bestUnder && key < bestKey - 1e-12)) {
                         best = t;
                         bestUnder = under;

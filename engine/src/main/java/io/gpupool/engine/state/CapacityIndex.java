@@ -8,7 +8,8 @@ import java.util.Arrays;
  * Buckets of schedulable nodes by free capacity, per GPU model, so that placement visits only nodes
  * that can hold a request instead of scanning the cluster. Two bucketings: by number of fully free
  * GPUs (whole-GPU requests) and by the largest free share on one GPU (fractional requests).
- * Buckets are swap-remove arrays: O(1) updates, deterministic iteration order.
+ * Buckets are bit sets visited in node-id order: O(1) updates, and the visiting order depends only on the
+ * current state, never on the history of updates, so a rolled-back what-if leaves it exactly as it was.
  */
 final class CapacityIndex {
     static final int MILLI_BUCKET = 50;
@@ -35,37 +36,36 @@ final class CapacityIndex {
 
     int maxFreeGpuBucket() { return byFreeGpus.bucketCount() - 1; }
 
-    /** Nodes with exactly k fully free GPUs: ids[0..size) valid until the next update. */
-    int[] freeGpuBucket(int k) { return byFreeGpus.items(k); }
-    int freeGpuBucketSize(int k) { return byFreeGpus.size(k); }
+    /** Visits the nodes with exactly k fully free GPUs in id order; false when the visitor stopped. */
+    boolean visitFreeGpuBucket(int k, java.util.function.IntPredicate v) { return byFreeGpus.visit(k, v); }
 
-    int[] shareBucket(int b) { return byShareMilli.items(b); }
-    int shareBucketSize(int b) { return byShareMilli.size(b); }
+    /** Visits the nodes whose largest free share falls in bucket b, in id order; false when stopped. */
+    boolean visitShareBucket(int b, java.util.function.IntPredicate v) { return byShareMilli.visit(b, v); }
 
     /** One bucketing: each node in at most one bucket. */
     private static final class Bucketing {
-        private final int[][] items;
-        private final int[] sizes;
+        private final java.util.BitSet[] members;
         private int[] bucketOf = new int[0];
-        private int[] position = new int[0];
 
         Bucketing(int buckets) {
-            items = new int[buckets][4];
-            sizes = new int[buckets];
+            members = new java.util.BitSet[buckets];
+            for (int b = 0; b < buckets; b++) members[b] = new java.util.BitSet();
         }
 
-        int bucketCount() { return sizes.length; }
-        int[] items(int b) { return items[b]; }
-        int size(int b) { return sizes[b]; }
+        int bucketCount() { return members.length; }
+
+        boolean visit(int b, java.util.function.IntPredicate v) {
+            java.util.BitSet m = members[b];
+            for (int node = m.nextSetBit(0); node >= 0; node = m.nextSetBit(node + 1)) if (!v.test(node)) return false;
+            return true;
+        }
 
         void put(int node, int bucket) {
             ensure(node);
             int cur = bucketOf[node];
             if (cur == bucket) return;
-            if (cur >= 0) remove(node);
-            if (sizes[bucket] == items[bucket].length) items[bucket] = Arrays.copyOf(items[bucket], sizes[bucket] * 2);
-            items[bucket][sizes[bucket]] = node;
-            position[node] = sizes[bucket]++;
+            if (cur >= 0) members[cur].clear(node);
+            members[bucket].set(node);
             bucketOf[node] = bucket;
         }
 
@@ -73,10 +73,7 @@ final class CapacityIndex {
             ensure(node);
             int b = bucketOf[node];
             if (b < 0) return;
-            int pos = position[node];
-            int last = items[b][--sizes[b]];
-            items[b][pos] = last;
-            position[last] = pos;
+            members[b].clear(node);
             bucketOf[node] = -1;
         }
 
@@ -85,7 +82,6 @@ final class CapacityIndex {
             int old = bucketOf.length;
             int len = Math.max(node + 1, old * 2);
             bucketOf = Arrays.copyOf(bucketOf, len);
-            position = Arrays.copyOf(position, len);
             Arrays.fill(bucketOf, old, len, -1);
         }
     }

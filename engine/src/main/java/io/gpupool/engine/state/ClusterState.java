@@ -213,10 +213,7 @@ public final class ClusterState {
             for (int step = 0; step <= hi - lo; step++) {
                 int b = tightestFirst ? lo + step : hi - step;
                 for (CapacityIndex ci : idx) {
-                    int[] items = ci.shareBucket(b);
-                    for (int i = 0, size = ci.shareBucketSize(b); i < size; i++) {
-                        if (!visitor.test(items[i])) return;
-                    }
+                    if (!ci.visitShareBucket(b, visitor)) return;
                 }
             }
             return;
@@ -225,10 +222,7 @@ public final class ClusterState {
         for (int step = 0; step <= hi - gpus; step++) {
             int k = tightestFirst ? gpus + step : hi - step;
             for (CapacityIndex ci : idx) {
-                int[] items = ci.freeGpuBucket(k);
-                for (int i = 0, size = ci.freeGpuBucketSize(k); i < size; i++) {
-                    if (!visitor.test(items[i])) return;
-                }
+                if (!ci.visitFreeGpuBucket(k, visitor)) return;
             }
         }
     }

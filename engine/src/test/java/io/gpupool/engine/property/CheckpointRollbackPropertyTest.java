@@ -139,7 +139,6 @@ class CheckpointRollbackPropertyTest {
      * exactly as it was, so a dry run (a reservation, a preemption what-if) cannot change which node a
      * later placement picks among equally good ones.
      */
-    @net.jqwik.api.Disabled("engine: CapacityIndex swap-remove buckets reorder nodes on rollback; see property report")
     @Property(tries = 200, shrinking = ShrinkingMode.FULL)
     void rollbackRestoresTheIndexVisitingOrderExactly(
             @ForAll("clusters") List<PropertyPools.NodeGen> cluster, @ForAll("ops") List<Op> before, @ForAll("ops") List<Op> inside) {

@@ -8,7 +8,6 @@ import io.gpupool.engine.TenantConfig;
 import io.gpupool.model.JobSpec;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Disabled;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
@@ -82,7 +81,6 @@ class FairShareConvergencePropertyTest {
      * 0.5 x now + 0.5 x decayed makes a whole-GPU split held for long self-consistent (its history equals
      * it), and equal keys go to queue age. See the report to the lead; enable once FairSharePolicy is fixed.
      */
-    @Disabled("engine: fair-share key does not pay back whole-GPU rounding (TenantLedger.fairShareKey); see property report")
     @Property(tries = 30, seed = "20260216")
     void positiveHalfLife_sharesWithin5PercentRelativeOfWeights(
             @ForAll("weights") List<Integer> weights,
