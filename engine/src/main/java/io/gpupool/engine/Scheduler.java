@@ -264,6 +264,12 @@ public final class Scheduler {
         ledger.setCapacity(cluster.totalMilli() / 1000.0, cluster.totalMemoryMib());
     }
 
+    /** Drops an ended job from memory (a long-running service keeps finished jobs in its store instead). */
+    public void forget(String jobId) {
+        JobState j = jobs.get(jobId);
+        if (j != null && j.status.terminal()) jobs.remove(jobId);
+    }
+
     // ---- restart recovery -----------------------------------------------------------------------
 
     /**
