@@ -40,6 +40,8 @@ final class ApiClient {
         if (token == null) throw new SpecException("--token", "token", "is required (or GPUPOOL_TOKEN, or token= in " + cfg + ")");
     }
 
+    String server() { return server; }
+
     JsonNode get(String path) { return send("GET", path, null, null); }
     JsonNode delete(String path) { return send("DELETE", path, null, null); }
     JsonNode post(String path, Object body, String idempotencyKey) { return send("POST", path, body, idempotencyKey); }

@@ -38,6 +38,7 @@ import java.util.Properties;
                 QueueCommand.class,
                 NodesCommand.class,
                 TopCommand.class,
+                LoadgenCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class GpupoolCommand {

@@ -3,6 +3,7 @@ package io.gpupool.server.api;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gpupool.server.core.JobRequest;
 import io.gpupool.server.core.Views;
 import io.gpupool.store.JobRow;
 
@@ -11,18 +12,26 @@ final class JobJson {
     private JobJson() {}
 
     static ObjectNode of(JobRow row, Views.Live live) {
+        try {
+            return of(row, Json.MAPPER.readTree(row.spec()), live);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("stored spec of " + row.id() + " is not JSON", e);
+        }
+    }
+
+    /** The same, from the request as accepted (no need to parse the stored spec again). */
+    static ObjectNode ofAccepted(JobRow row, JobRequest request) {
+        return of(row, request.toNode(), null);
+    }
+
+    private static ObjectNode of(JobRow row, JsonNode spec, Views.Live live) {
         ObjectNode o = Json.MAPPER.createObjectNode();
         o.put("id", row.id());
         o.put("tenant", row.tenant());
         o.put("state", live != null ? live.state() : row.state());
-        try {
-            JsonNode spec = Json.MAPPER.readTree(row.spec());
-            spec.fieldNames().forEachRemaining(f -> {
-                if (!f.equals("tenant")) o.set(f, spec.get(f));
-            });
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("stored spec of " + row.id() + " is not JSON", e);
-        }
+        spec.fieldNames().forEachRemaining(f -> {
+            if (!f.equals("tenant")) o.set(f, spec.get(f));
+        });
         o.put("submittedMs", row.submittedMs());
         o.set("startedMs", row.startedMs() == null ? null : o.numberNode(row.startedMs()));
         o.set("endedMs", row.endedMs() == null ? null : o.numberNode(row.endedMs()));

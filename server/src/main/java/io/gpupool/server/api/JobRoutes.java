@@ -63,7 +63,7 @@ final class JobRoutes {
         JobRequest full = req.withTenant(tenant);
         Views.Submitted s = await(pool.submit(full, key));
         if (s.created()) {
-            Json.send(ctx, 201, JobJson.of(s.row(), null));
+            Json.send(ctx, 201, JobJson.ofAccepted(s.row(), full));
             return;
         }
         JobRow existing = store.job(s.jobId()).orElseThrow(() -> new IllegalStateException("idempotent job " + s.jobId() + " is not stored"));

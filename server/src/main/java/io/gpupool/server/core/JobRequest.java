@@ -123,6 +123,10 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
 
     /** Canonical JSON (all fields, fixed order): stored, and compared for idempotent retries. */
     public String toJson() {
+        return toNode().toString();
+    }
+
+    public ObjectNode toNode() {
         ObjectNode o = JSON.createObjectNode();
         o.put("name", name);
         o.put("tenant", tenant);
@@ -139,7 +143,7 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         command.forEach(o.putArray("command")::add);
         ObjectNode e = o.putObject("env");
         env.forEach(e::put);
-        return o.toString();
+        return o;
     }
 
     /** Reads back what {@link #toJson()} wrote. */
