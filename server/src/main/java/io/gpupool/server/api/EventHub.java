@@ -96,7 +96,7 @@ public final class EventHub implements AutoCloseable {
     public void close() {
         running = false;
         thread.interrupt();
-        for (Client c : clients) c.sse().close();
-        clients.clear();
+        clients.clear(); // the HTTP server's stop closes their connections
+
     }
 }

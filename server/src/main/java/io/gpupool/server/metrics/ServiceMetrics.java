@@ -114,7 +114,9 @@ public final class ServiceMetrics implements LoopListener {
                 dcgm("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", n, g, GpuTelemetry.Sample::tempC);
             }
         }
-        Gauge.builder("gpupool.queue.length.total", this, m -> snapshot.get().pendingCount()).description("Pending jobs").register(registry);
+        if (registered.add("pending")) {
+            Gauge.builder("gpupool.jobs.pending", this, m -> snapshot.get().pendingCount()).description("Pending jobs of all tenants").register(registry);
+        }
     }
 
     private void tenantGauge(String name, String help, String tenant, ToDoubleFunction<PoolSnapshot.TenantShare> f) {
