@@ -50,8 +50,13 @@ public final class GpupoolServer implements AutoCloseable {
     /** Opens the store, recovers, starts serving; prints where to go (and a new admin token once) to {@code out}. */
     public static GpupoolServer start(ServerOptions o, PrintStream out) {
         GpuCatalog catalog = GpuCatalog.standard();
-        SchedulerSettings defaults = SchedulerSettings.parse(com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode(),
-                SchedulerSettings.defaults(o.policy()));
+        SchedulerSettings defaults;
+        try {
+            defaults = SchedulerSettings.parse(com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode(),
+                    SchedulerSettings.defaults(o.policy()));
+        } catch (io.gpupool.server.core.ServiceException | io.gpupool.model.SpecException e) {
+            throw new io.gpupool.model.SpecException("--policy", "policy", e.getMessage());
+        }
         Map<NodeSpec, String> staticNodes = new LinkedHashMap<>();
         String spec = o.cluster() != null ? o.cluster() : o.demo() ? ServerOptions.DEMO_CLUSTER : null;
         if (spec != null) {

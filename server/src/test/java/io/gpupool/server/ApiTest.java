@@ -113,7 +113,7 @@ class ApiTest {
         eventually("the first runs", () -> state(big, t).equals("RUNNING"));
         eventually("the second has a reason", () -> s.get("/api/v1/jobs/" + second, t).text("waitReason").startsWith("waits"));
         assertThat(s.get("/api/v1/jobs/" + second, t).text("state")).isEqualTo("PENDING");
-        assertThat(s.get("/api/v1/pool", t).body().path("queue").findValuesAsText("id")).contains(second);
+        eventually("the pool's queue shows it", () -> s.get("/api/v1/pool", t).body().path("queue").findValuesAsText("id").contains(second));
 
         Reply c = s.delete("/api/v1/jobs/" + second, t);
         assertThat(c.status()).isEqualTo(200);

@@ -8,7 +8,6 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
-import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -58,7 +57,9 @@ class DashboardBrowserTest {
             ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(new File(chromedriver)).usingAnyFreePort().build();
             WebDriver d = new ChromeDriver(service, opts);
             try {
+                // the page re-renders parts of itself on every event: an element read mid-render is looked up again
                 WebDriverWait wait = new WebDriverWait(d, Duration.ofSeconds(30));
+                wait.ignoring(org.openqa.selenium.StaleElementReferenceException.class);
                 d.get(s.base + "/#token=" + ADMIN);
                 wait.until(x -> x.findElements(By.cssSelector("#nodes .node")).size() == 6);
                 wait.until(x -> x.findElement(By.id("live")).getText().equals("live"));
@@ -80,11 +81,14 @@ class DashboardBrowserTest {
                 // watch it run: the detail panel follows the job's events, the grid shows its share on a GPU
                 wait.until(x -> x.findElement(By.id("detail-state")).getText().equals("RUNNING"));
                 wait.until(x -> !x.findElements(By.cssSelector("#nodes .task[data-job='" + id + "']")).isEmpty());
-                assertThat(d.findElement(By.id("job-detail")).getText()).contains("browser-e2e", "sleep 900", "runs on");
+                wait.until(x -> x.findElement(By.id("job-detail")).getText().contains("runs on"));
+                assertThat(d.findElement(By.id("job-detail")).getText()).contains("browser-e2e", "sleep 900");
                 shot(d, "dashboard-running.png");
 
-                WebElement cancel = d.findElement(By.id("detail-cancel"));
-                cancel.click();
+                wait.until(x -> {
+                    x.findElement(By.id("detail-cancel")).click();
+                    return true;
+                });
                 wait.until(x -> x.findElement(By.id("detail-state")).getText().equals("CANCELLED"));
                 wait.until(x -> x.findElements(By.cssSelector("#nodes .task[data-job='" + id + "']")).isEmpty());
                 shot(d, "dashboard-cancelled.png");

@@ -64,7 +64,7 @@ public final class ApiServer implements AutoCloseable {
             });
             cfg.routes.exception(HttpResponseException.class, (e, ctx) -> error(ctx, e.getStatus(), null, e.getMessage()));
             cfg.routes.exception(Exception.class, (e, ctx) -> {
-                LOG.error("unexpected failure on {} {}", ctx.method(), ctx.path(), e);
+                LOG.error("unexpected failure", e);
                 error(ctx, 500, null, "internal error: " + e.getClass().getSimpleName());
             });
             cfg.routes.error(404, ctx -> {
@@ -82,13 +82,22 @@ public final class ApiServer implements AutoCloseable {
             new JobRoutes(pool, store, catalog).register(r);
             new NodeRoutes(pool, store, catalog, telemetry, clock).register(r);
             new AdminRoutes(pool, tokens, store.writer(), clock).register(r);
-            r.sse("/api/v1/events", hub::connect);
+            r.get("/api/v1/events", hub::stream);
             this.table = r;
         });
     }
 
     public ApiServer start() {
-        app.start();
+        try {
+            app.start();
+        } catch (RuntimeException e) {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof java.net.BindException) {
+                    throw new io.gpupool.model.SpecException("--port", "port", "cannot listen there: " + t.getMessage() + " (another server running?)");
+                }
+            }
+            throw e;
+        }
         return this;
     }
 

@@ -100,17 +100,17 @@ final class NodeRoutes {
     private void telemetry(Context ctx) {
         Requests.require(ctx, "report telemetry", Role.AGENT, Role.ADMIN);
         String node = ctx.pathParam("name");
-        PoolSnapshot.NodeView view = pool.snapshot().nodes().stream().filter(n -> n.name().equals(node)).findFirst()
-                .orElseThrow(() -> ServiceException.notFound("node '" + Requests.clip(node) + "'"));
+        Integer gpuCount = node.length() > 253 ? null : await(pool.gpuCount(node));
+        if (gpuCount == null) throw ServiceException.notFound("node '" + Requests.clip(node) + "'");
         Fields f = Fields.of(Requests.json(ctx), "", TELEMETRY_FIELDS);
         if (!f.has("gpus")) throw ServiceException.invalid("gpus", "is required");
-        JsonNode arr = f.array("gpus", view.gpus().size());
+        JsonNode arr = f.array("gpus", gpuCount);
         List<Runnable> puts = new ArrayList<>();
         long now = clock.now();
         for (int i = 0; i < arr.size(); i++) {
             Fields g = Fields.of(arr.get(i), "gpus[" + i + "]", SAMPLE_FIELDS);
             if (!g.has("index")) throw ServiceException.invalid(g.path("index"), "is required");
-            int index = (int) g.integer("index", 0, 0, view.gpus().size() - 1);
+            int index = (int) g.integer("index", 0, 0, gpuCount - 1);
             GpuTelemetry.Sample s = new GpuTelemetry.Sample(g.number("utilPercent", 0, 0, 100), g.integer("fbUsedMib", 0, 0, 1L << 40),
                     g.integer("fbFreeMib", 0, 0, 1L << 40), g.number("powerWatts", 0, 0, 100_000), g.number("tempC", 0, -50, 200), now);
             puts.add(() -> telemetry.put(node, index, s));

@@ -23,10 +23,5 @@ public final class RouteTable {
     void put(String path, Handler h) { all.add(new Route("put", path)); routes.put(path, h); }
     void delete(String path, Handler h) { all.add(new Route("delete", path)); routes.delete(path, h); }
 
-    void sse(String path, java.util.function.Consumer<io.javalin.http.sse.SseClient> client) {
-        all.add(new Route("get", path));
-        routes.sse(path, client);
-    }
-
     public List<Route> all() { return List.copyOf(all); }
 }

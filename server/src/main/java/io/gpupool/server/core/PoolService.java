@@ -337,6 +337,14 @@ public final class PoolService implements AutoCloseable {
         });
     }
 
+    /** How many GPUs the node has, or null when no such node is registered. */
+    public CompletableFuture<Integer> gpuCount(String node) {
+        return call(() -> {
+            Integer id = engine.cluster().nodeId(node);
+            return CompletableFuture.completedFuture(id == null ? null : engine.cluster().node(id).gpuCount());
+        });
+    }
+
     /** Nodes whose source is {@code source} (the demo's fake agents drive the "demo" ones). */
     public CompletableFuture<List<NodeSpec>> nodesFrom(String source) {
         return call(() -> CompletableFuture.completedFuture(nodes.values().stream().filter(n -> n.source().equals(source))
