@@ -3,7 +3,7 @@
 #   bench/server-load.sh [--db JDBC_URL] [--rate N] [--duration SEC]
 # Starts `gpupool server` on a free port with a fresh embedded store (or the given database, which should be
 # empty), a static 4x8 A100 pool, no rate limit; runs `gpupool loadgen` against it (open-loop, unique
-# Idempotency-Keys, 4 tenants); prints acknowledged submissions/s and latency percentiles; stops the server.
+# Idempotency-Keys, 4 tenants) after a 10 s warm-up at 500/s; prints acknowledged submissions/s and latency percentiles; stops the server.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DB="" RATE=2000 DURATION=30
@@ -28,6 +28,16 @@ for _ in $(seq 1 100); do
   curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
   sleep 0.2
 done
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }   # user + system time of the server, in clock ticks
 echo "machine: $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg); store: ${DB:-embedded SQLite in $DATA}"
-"$ROOT/gpupool" loadgen --server "http://127.0.0.1:$PORT" --token "$TOKEN" --rate "$RATE" --duration "$DURATION"
+# warm-up (not measured): the JIT compiles the hot paths first, as in any long-running server
+"$ROOT/gpupool" loadgen --server "http://127.0.0.1:$PORT" --token "$TOKEN" --rate 500 --duration 10 >/dev/null
+BEFORE="$(cpu_ticks)"
+STATUS=0
+"$ROOT/gpupool" loadgen --server "http://127.0.0.1:$PORT" --token "$TOKEN" --rate "$RATE" --duration "$DURATION" || STATUS=$?
+AFTER="$(cpu_ticks)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# CPU the server spent per submission: what a quiet machine's cores can sustain, whatever else ran meanwhile
+awk -v t="$((AFTER - BEFORE))" -v hz="$(getconf CLK_TCK)" -v n="$(awk -v r="$RATE" -v d="$DURATION" 'BEGIN{print int(r*d+0.5)}')" \
+  'BEGIN { ms = t * 1000 / hz / n; printf "server CPU: %.3f ms per submission (%.0f submissions/s per core)\n", ms, 1000 / ms }'
+exit "$STATUS"
