@@ -32,6 +32,7 @@ public final class NodesCommand implements Callable<Integer> {
             }
         }
         spec.commandLine().getOut().print(table.render());
+        spec.commandLine().getOut().flush();
         return 0;
     }
 }

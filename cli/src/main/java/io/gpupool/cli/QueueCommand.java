@@ -27,6 +27,7 @@ public final class QueueCommand implements Callable<Integer> {
         }
         out.println(pool.path("pendingCount").asInt() + " queued, " + pool.path("runningCount").asInt() + " running (policy " + pool.path("policy").asText() + ")");
         if (pool.path("queue").size() > 0) out.print(table.render());
+        out.flush();
         return 0;
     }
 }
