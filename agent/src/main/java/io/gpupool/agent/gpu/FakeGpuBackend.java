@@ -7,7 +7,6 @@ import io.gpupool.model.SpecException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.regex.Matcher;
@@ -56,7 +55,7 @@ public final class FakeGpuBackend implements GpuBackend {
             GpuModel m = perGpu.get(i);
             String uuid = "GPU-" + UUID.nameUUIDFromBytes(("gpupool-fake/" + seed + "/" + i + "/" + m.id())
                     .getBytes(StandardCharsets.UTF_8));
-            list.add(new GpuInfo(i, uuid, m.productName(), Optional.of(m), m.memoryMib(), List.copyOf(peers.get(i))));
+            list.add(new GpuInfo(i, uuid, m.productName(), m.id(), m.memoryMib(), List.copyOf(peers.get(i))));
         }
         this.gpus = List.copyOf(list);
         this.models = List.copyOf(perGpu);

@@ -1,7 +1,5 @@
 package io.gpupool.agent.gpu;
 
-import io.gpupool.model.GpuCatalog;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
@@ -100,8 +98,7 @@ final class NvidiaSmiOutput {
     }
 
     static GpuInfo toInfo(GpuRow r, List<Integer> peers) {
-        return new GpuInfo(r.index(), r.uuid(), r.name(), GpuCatalog.standard().find(r.name()),
-                r.memoryTotalMib() == null ? 0 : r.memoryTotalMib(), peers);
+        return GpuInfo.of(r.index(), r.uuid(), r.name(), r.memoryTotalMib() == null ? 0 : r.memoryTotalMib(), peers);
     }
 
     static GpuSample toSample(GpuRow r, List<GpuProcess> processes) {

@@ -1,7 +1,5 @@
 package io.gpupool.agent.gpu;
 
-import io.gpupool.model.GpuCatalog;
-
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -47,8 +45,7 @@ public final class NvmlBackend implements GpuBackend {
         for (int i = 0; i < handles.size(); i++) {
             MemorySegment h = handles.get(i);
             String product = nvml.name(h);
-            gpus.add(new GpuInfo(i, uuids.get(i), product, GpuCatalog.standard().find(product),
-                    nvml.memory(h).totalBytes() / MIB, peers.get(i)));
+            gpus.add(GpuInfo.of(i, uuids.get(i), product, nvml.memory(h).totalBytes() / MIB, peers.get(i)));
         }
         return new GpuDiscovery(NAME, nvml.driverVersion(), cudaVersion(nvml.cudaDriverVersion()), gpus);
     }
