@@ -25,8 +25,10 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -105,7 +107,10 @@ public final class NodeAgent implements AutoCloseable {
     /** Runs the loop on its own thread until {@link #close()}. */
     public synchronized void start() {
         if (loop != null) return;
-        loop = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().name("gpupool-agent-" + config.nodeName()).unstarted(r));
+        ScheduledThreadPoolExecutor l = new ScheduledThreadPoolExecutor(1,
+                r -> Thread.ofPlatform().name("gpupool-agent-" + config.nodeName()).unstarted(r));
+        l.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        loop = l;
         loop.schedule(this::loopOnce, 0, TimeUnit.MILLISECONDS);
     }
 
@@ -116,7 +121,11 @@ public final class NodeAgent implements AutoCloseable {
             // one failed pass must not end the loop
         }
         ScheduledExecutorService l = loop;
-        if (l != null && !l.isShutdown()) l.schedule(this::loopOnce, interval.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            if (l != null) l.schedule(this::loopOnce, interval.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // closed meanwhile
+        }
     }
 
     /** One pass of the loop; public so tests can drive the agent step by step. */
@@ -191,9 +200,18 @@ public final class NodeAgent implements AutoCloseable {
      */
     @Override
     public void close() {
+        ScheduledExecutorService l;
         synchronized (this) {
-            if (loop != null) loop.shutdownNow();
+            l = loop;
             loop = null;
+        }
+        if (l != null) {
+            l.shutdown(); // no interrupt: a pass in progress finishes its writes
+            try {
+                l.awaitTermination(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         runner.close();
         background.shutdown();
