@@ -18,7 +18,8 @@ record CommandOutput(int exitCode, String stdout, String stderr) {
         try {
             p = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
         } catch (IOException e) {
-            throw new GpuBackendException("cannot run " + command.getFirst() + ": " + e.getMessage(), e);
+            throw new GpuBackendException("cannot run " + command.getFirst() + " (not found, or not executable): "
+                    + e.getMessage().trim(), e);
         }
         // Both streams are drained while the command runs, so a chatty command never blocks on a full pipe.
         CompletableFuture<String> out = drain(p.getInputStream());
