@@ -14,6 +14,7 @@ import io.gpupool.agent.link.Registration;
 import io.gpupool.agent.link.ReportResponse;
 import io.gpupool.agent.link.RunningJobInfo;
 import io.gpupool.agent.link.ServerLink;
+import io.gpupool.agent.run.JobPhase;
 import io.gpupool.agent.run.JobRunner;
 import io.gpupool.agent.run.JobStore;
 import io.gpupool.agent.run.RunnerConfig;
@@ -49,19 +50,27 @@ public final class NodeAgent implements AutoCloseable {
      * @param maxLogBytesPerReport log output per report at most
      * @param runner               how jobs run; its work directory is the agent's
      * @param agentVersion         sent at registration
+     * @param fence                stop the jobs when the server has been unreachable for so long that it
+     *                             will have declared the node lost and re-placed them (see {@link #fenceAfter})
+     * @param retention            how long the directories (logs) of ended attempts are kept
      */
     public record Config(String nodeName, Duration reportInterval, int maxStatusesPerReport, int maxLogBytesPerReport,
-                         RunnerConfig runner, String agentVersion) {
+                         RunnerConfig runner, String agentVersion, boolean fence, Duration retention) {
         public static Config defaults(String nodeName, Path workDir) {
-            return new Config(nodeName, Duration.ofSeconds(5), 500, 256 * 1024, RunnerConfig.defaults(workDir), "dev");
+            return new Config(nodeName, Duration.ofSeconds(5), 500, 256 * 1024, RunnerConfig.defaults(workDir), "dev", true,
+                    Duration.ofDays(7));
         }
 
         public Config withReportInterval(Duration d) {
-            return new Config(nodeName, d, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion);
+            return new Config(nodeName, d, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, fence, retention);
         }
 
         public Config withRunner(RunnerConfig r) {
-            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, r, agentVersion);
+            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, r, agentVersion, fence, retention);
+        }
+
+        public Config withFence(boolean f) {
+            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, f, retention);
         }
     }
 
@@ -82,6 +91,10 @@ public final class NodeAgent implements AutoCloseable {
     private volatile boolean registered;
     private volatile boolean connected;
     private volatile Duration interval;
+    private volatile long nodeLostTimeoutMs = Registration.DEFAULT_NODE_LOST_TIMEOUT_MS;
+    /** The last answer from the server; the agent's start before the first (re-adopted jobs count from there). */
+    private volatile long lastContactMs = System.currentTimeMillis();
+    private long lastPruneMs;
 
     /**
      * Opens the work directory, re-adopts the jobs still running from an earlier agent process there, and
@@ -130,6 +143,7 @@ public final class NodeAgent implements AutoCloseable {
 
     /** One pass of the loop; public so tests can drive the agent step by step. */
     public Tick tick() {
+        pruneHourly();
         List<GpuSample> samples;
         String problem = null;
         try {
@@ -146,6 +160,7 @@ public final class NodeAgent implements AutoCloseable {
                     samples, runningInfo(), out, logs.collect(config.maxLogBytesPerReport()));
             ReportResponse response = link.report(report);
             connected = true;
+            lastContactMs = System.currentTimeMillis();
             statuses.acknowledge(response.ackedStatusSeq());
             logs.acknowledge(response.logAcks());
             Reconciler.Applied applied = response.desired() != null ? reconciler.apply(response.desired()) : reconciler.reapply();
@@ -153,9 +168,21 @@ public final class NodeAgent implements AutoCloseable {
         } catch (LinkException e) {
             connected = false;
             if (e.kind() == LinkException.Kind.UNKNOWN_NODE) registered = false;
+            fenceIfCutOff();
             return new Tick(false, 0, null, join(problem, "server: " + e.getMessage()));
         } catch (IOException e) {
             return new Tick(connected, 0, null, join(problem, "work directory: " + e.getMessage()));
+        }
+    }
+
+    private void pruneHourly() {
+        long now = System.currentTimeMillis();
+        if (now - lastPruneMs < Duration.ofHours(1).toMillis()) return;
+        lastPruneMs = now;
+        try {
+            runner.store().pruneEnded(config.retention(), logs::tracking);
+        } catch (IOException | RuntimeException e) {
+            // retried in an hour; nothing depends on it meanwhile
         }
     }
 
@@ -163,7 +190,31 @@ public final class NodeAgent implements AutoCloseable {
         Registration r = link.register(new RegisterRequest(config.nodeName(), config.agentVersion(), inventory, runningInfo()));
         state.registered(r.nodeId(), r.serverEpoch());
         if (r.reportIntervalMs() > 0) interval = Duration.ofMillis(r.reportIntervalMs());
+        if (r.nodeLostTimeoutMs() > 0) nodeLostTimeoutMs = r.nodeLostTimeoutMs();
+        lastContactMs = System.currentTimeMillis();
         registered = true;
+    }
+
+    /**
+     * How long the server may be out of reach before the agent stops its jobs: the server's node-lost
+     * timeout less the kill grace period and one report interval, so the jobs are gone before the server
+     * gives their GPUs (and, with restart policy requeue, the jobs themselves) to another node. The price:
+     * a server outage longer than this stops the jobs too; at-most-once running wins over availability.
+     */
+    Duration fenceAfter() {
+        long ms = nodeLostTimeoutMs - config.runner().killGrace().toMillis() - interval.toMillis();
+        return Duration.ofMillis(Math.max(ms, interval.toMillis()));
+    }
+
+    private void fenceIfCutOff() {
+        if (!config.fence()) return;
+        long silentMs = System.currentTimeMillis() - lastContactMs;
+        if (silentMs < fenceAfter().toMillis()) return;
+        for (RunningJob j : runner.running()) {
+            if (j.stopping()) continue;
+            runner.stop(j.key(), JobPhase.STOPPED, "fenced: the server has been unreachable for " + silentMs / 1000
+                    + " s and will have declared this node lost (after " + nodeLostTimeoutMs / 1000 + " s)");
+        }
     }
 
     private List<RunningJobInfo> runningInfo() {

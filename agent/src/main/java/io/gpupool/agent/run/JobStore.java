@@ -5,11 +5,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 
 /**
@@ -64,6 +66,27 @@ public final class JobStore {
         try (Stream<Path> s = Files.walk(d.get().path())) {
             for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
         }
+    }
+
+    /**
+     * Deletes the directories of attempts that ended more than {@code retention} ago, except those
+     * {@code keep} names (their output is still on its way to the server). Their logs go with them, and
+     * so does the at-most-once record; the desired-state version check still refuses a late message.
+     *
+     * @return how many were deleted
+     */
+    public int pruneEnded(Duration retention, Predicate<JobKey> keep) throws IOException {
+        long cutoff = System.currentTimeMillis() - retention.toMillis();
+        int deleted = 0;
+        for (JobDirectory d : all()) {
+            Path outcome = d.path().resolve(JobDirectory.OUTCOME);
+            if (!Files.exists(outcome) || Files.getLastModifiedTime(outcome).toMillis() > cutoff) continue;
+            JobKey key = d.launch().key();
+            if (keep.test(key)) continue;
+            delete(key);
+            deleted++;
+        }
+        return deleted;
     }
 
     /**

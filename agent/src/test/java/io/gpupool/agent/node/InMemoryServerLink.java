@@ -37,6 +37,7 @@ final class InMemoryServerLink implements ServerLink {
     boolean forgetNode;
     String epoch = "epoch-1";
     long reportIntervalMs = 0;
+    long nodeLostTimeoutMs = 0;
     private DesiredState desired = new DesiredState(0, List.of());
     private boolean sendDesired = true;
 
@@ -56,7 +57,7 @@ final class InMemoryServerLink implements ServerLink {
         if (!reachable) throw new LinkException(LinkException.Kind.UNREACHABLE, "connection refused");
         registrations.add(request);
         sendDesired = true;
-        return new Registration("node-" + request.nodeName(), epoch, reportIntervalMs);
+        return new Registration("node-" + request.nodeName(), epoch, reportIntervalMs, nodeLostTimeoutMs);
     }
 
     @Override

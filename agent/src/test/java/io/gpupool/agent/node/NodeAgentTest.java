@@ -200,6 +200,7 @@ class NodeAgentTest {
         server.loseNextAnswer = true;
         a.tick();
         tickUntil(a, () -> server.log("chatty", 0, LogStream.STDOUT).endsWith("last\n") && !server.log("chatty", 0, LogStream.STDERR).isEmpty());
+        a.tick(); // resends what the lost answer did not acknowledge; the server keeps one copy
         a.tick();
 
         Path dir = a.runner().store().find(new io.gpupool.agent.run.JobKey("chatty", 0)).orElseThrow().path();
@@ -235,6 +236,44 @@ class NodeAgentTest {
         assertThat(t.applied().stale()).isFalse();
         assertThat(t.applied().started()).extracting(Object::toString).containsExactly("fresh#0");
         assertThat(server.registrations).hasSize(2);
+    }
+
+    @Test
+    void anAgentCutOffFromTheServerStopsItsJobsBeforeTheServerGivesThemAway() throws Exception {
+        server.nodeLostTimeoutMs = 1200; // fence after 1200 - 300 (grace) - 50 (interval) = 850 ms
+        NodeAgent a = agent();
+        server.want(1, List.of(sh("cut", "sleep 30")));
+        a.tick();
+        assertThat(a.fenceAfter()).isEqualTo(Duration.ofMillis(850));
+        server.reachable = false;
+        a.tick();
+        assertThat(a.runner().running()).as("a short outage changes nothing").singleElement()
+                .satisfies(j -> assertThat(j.stopping()).isFalse());
+        tickUntil(a, () -> a.runner().running().isEmpty());
+        server.reachable = true;
+        tickUntil(a, () -> ended("cut"));
+        JobStatusReport end = server.statusesOf("cut").getLast();
+        assertThat(end.phase()).isEqualTo(JobPhase.STOPPED);
+        assertThat(end.message()).startsWith("fenced: the server has been unreachable for ").contains("declared this node lost (after 1 s)");
+    }
+
+    @Test
+    void withoutFencingJobsOutliveALongOutage() throws Exception {
+        server.nodeLostTimeoutMs = 1200;
+        FakeGpuBackend gpus = new FakeGpuBackend("1xT4", "n1");
+        NodeAgent a = new NodeAgent(NodeAgent.Config.defaults("n1", work).withFence(false)
+                .withRunner(RunnerConfig.defaults(work).withKillGrace(Duration.ofMillis(300)))
+                .withReportInterval(Duration.ofMillis(50)), gpus, gpus.discover(), server);
+        agents.add(a);
+        server.want(1, List.of(sh("keep", "sleep 30")));
+        a.tick();
+        server.reachable = false;
+        long until = System.currentTimeMillis() + 1500;
+        while (System.currentTimeMillis() < until) {
+            a.tick();
+            Thread.sleep(50);
+        }
+        assertThat(a.runner().running()).hasSize(1);
     }
 
     private static boolean eventuallyTrue(BooleanSupplier c) throws InterruptedException {

@@ -47,6 +47,25 @@ class LogReaderTest {
     }
 
     @Test
+    void endedJobDirectoriesArePrunedAfterTheRetentionUnlessKept() throws Exception {
+        try (JobRunner runner = new JobRunner(RunnerConfig.defaults(dir), List.of(), new RecordingListener())) {
+            for (String id : List.of("old", "kept", "recent")) Jobs.await(Jobs.started(runner.start(Jobs.sh(id, "true"))));
+            RunningJob running = Jobs.started(runner.start(Jobs.sh("running", "sleep 30")));
+            for (String id : List.of("old", "kept")) {
+                Path outcome = runner.store().find(new JobKey(id, 0)).orElseThrow().path().resolve(JobDirectory.OUTCOME);
+                Files.setLastModifiedTime(outcome, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 8 * 86_400_000L));
+            }
+            int deleted = runner.store().pruneEnded(Duration.ofDays(7), k -> k.jobId().equals("kept"));
+            assertThat(deleted).isEqualTo(1);
+            assertThat(runner.store().started(new JobKey("old", 0))).isFalse();
+            assertThat(runner.store().started(new JobKey("kept", 0))).isTrue();
+            assertThat(runner.store().started(new JobKey("recent", 0))).isTrue();
+            assertThat(runner.store().started(running.key())).isTrue();
+            runner.stopAll("test over", Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
     void jobDirectoryNamesAreSafeAndDistinct() {
         assertThat(JobStore.dirName(new JobKey("train-7", 2))).isEqualTo("train-7.2");
         String a = JobStore.dirName(new JobKey("../etc/passwd", 0));
