@@ -126,7 +126,11 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             pb.environment().clear();
             pb.environment().putAll(env);
             Process p = pb.start();
-            dir.writeProcess(p.pid(), p.info().startInstant(), now);
+            try {
+                dir.writeProcess(p.pid(), p.info().startInstant(), now);
+            } catch (IOException e) {
+                // The job runs regardless; after a restart the wrapper's own pid file identifies it.
+            }
             RunningJob job = new RunningJob(launch, dir, p.toHandle(), p, now, setsid != null);
             running.put(key, job);
             listener.started(job);

@@ -37,7 +37,13 @@ public final class JobStore {
             return Optional.empty();
         }
         JobDirectory d = new JobDirectory(dir);
-        d.writeLaunch(launch);
+        try {
+            d.writeLaunch(launch);
+        } catch (IOException e) {
+            Files.deleteIfExists(dir.resolve(JobDirectory.LAUNCH + ".tmp"));
+            Files.deleteIfExists(dir); // nothing started: leave no trace, so the attempt can be asked for again
+            throw e;
+        }
         return Optional.of(d);
     }
 
