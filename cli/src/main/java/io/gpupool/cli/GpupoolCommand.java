@@ -39,6 +39,7 @@ import java.util.Properties;
                 NodesCommand.class,
                 TopCommand.class,
                 LoadgenCommand.class,
+                GpusCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class GpupoolCommand {
