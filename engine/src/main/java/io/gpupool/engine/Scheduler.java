@@ -258,6 +258,48 @@ public final class Scheduler {
         cluster.setHealthy(id, gpu, healthy);
     }
 
+    /** Adds a node to the pool (an agent joining); its GPUs count toward tenants' shares from now on. */
+    public void addNode(io.gpupool.model.NodeSpec spec) {
+        cluster.addNode(spec);
+        ledger.setCapacity(cluster.totalMilli() / 1000.0, cluster.totalMemoryMib());
+    }
+
+    /** Drops an ended job from memory (a long-running service keeps finished jobs in its store instead). */
+    public void forget(String jobId) {
+        JobState j = jobs.get(jobId);
+        if (j != null && j.status.terminal()) jobs.remove(jobId);
+    }
+
+    // ---- restart recovery -----------------------------------------------------------------------
+
+    /**
+     * Restart recovery for a service: a job queued again with {@link #submit} resumes as RUNNING on the
+     * grants its store recorded, without a round. The grants are checked against what the GPUs have left
+     * (sharing rules included); if any does not fit, nothing changes and this throws, so a restored pool
+     * never holds more than its capacity.
+     *
+     * @param startedMs when the run started (before the restart); clamped to {@code nowMs}
+     */
+    public void restoreRunning(String jobId, Allocation allocation, long startedMs, long nowMs) {
+        advanceTo(nowMs);
+        JobState job = require(jobId);
+        if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
+        if (!allocation.jobId().equals(jobId) || allocation.replicas().size() != job.spec().shape().replicas()) {
+            throw new IllegalArgumentException("allocation does not match the shape of job " + jobId);
+        }
+        int mark = cluster.checkpoint();
+        try {
+            cluster.apply(allocation.grants());
+        } catch (RuntimeException e) {
+            cluster.rollback(mark);
+            throw e;
+        }
+        cluster.commit(mark);
+        start(job, allocation, nowMs);
+        job.runStartMs = Math.min(startedMs, nowMs);
+        job.firstStartMs = job.runStartMs;
+    }
+
     // ---- views ----------------------------------------------------------------------------------
 
     public JobState job(String id) { return jobs.get(id); }
