@@ -54,11 +54,38 @@ public record K8sConfig(String schedulerName, String policy, PlacementConfig pla
         try {
             f = yaml.readValue(path.toFile(), File.class);
         } catch (JacksonException e) {
-            var loc = e.getLocation();
-            String where = path + (loc != null && loc.getLineNr() > 0 ? ":" + loc.getLineNr() : "");
-            throw new SpecException(where, e.getPathReference() == null ? null : e.getPathReference(), e.getOriginalMessage());
+            throw badFile(path, e);
         }
         return from(f == null ? new File(null, null, null, null, null, null) : f, path.toString());
+    }
+
+    /** The file, line and field of a YAML error (the YAML reader does not always know the line: the key's line then). */
+    private static SpecException badFile(Path path, JacksonException e) {
+        StringBuilder field = new StringBuilder();
+        String lastKey = null;
+        for (var ref : e.getPath()) {
+            if (ref.getPropertyName() != null) {
+                if (!field.isEmpty()) field.append('.');
+                field.append(ref.getPropertyName());
+                lastKey = ref.getPropertyName();
+            } else if (ref.getIndex() >= 0) {
+                field.append('[').append(ref.getIndex()).append(']');
+            }
+        }
+        int line = e.getLocation() != null ? e.getLocation().getLineNr() : -1;
+        if (line <= 0 && lastKey != null) {
+            try {
+                List<String> lines = Files.readAllLines(path);
+                java.util.regex.Pattern key = java.util.regex.Pattern.compile("^\\s*(-\\s*)?" + java.util.regex.Pattern.quote(lastKey) + "\\s*:");
+                for (int i = 0; i < lines.size() && line <= 0; i++) if (key.matcher(lines.get(i)).find()) line = i + 1;
+            } catch (java.io.IOException ignored) {
+                // the file was read a moment ago; without the line the message still names the field
+            }
+        }
+        String rule = e instanceof tools.jackson.databind.exc.UnrecognizedPropertyException u
+                ? "unknown setting '" + u.getPropertyName() + "'; known: " + u.getKnownPropertyIds()
+                : e.getOriginalMessage();
+        return new SpecException(path + (line > 0 ? ":" + line : ""), field.isEmpty() ? null : field.toString(), rule);
     }
 
     static K8sConfig from(File f, String where) {

@@ -71,6 +71,8 @@ public final class SecondaryScheduler implements AutoCloseable {
     private final Options options;
     private final ApiWriter api;
     private final AtomicLong bound = new AtomicLong();
+    private final AtomicLong decideNanos = new AtomicLong();
+    private final AtomicLong bindNanos = new AtomicLong();
     private final Object lock = new Object();
     private volatile Leadership term;
     private volatile boolean leading;
@@ -106,6 +108,12 @@ public final class SecondaryScheduler implements AutoCloseable {
 
     /** Pods this replica has bound. */
     public long bound() { return bound.get(); }
+
+    /** Time the loop spent applying events and deciding (the engine's share), in ns. */
+    public long decideNanos() { return decideNanos.get(); }
+
+    /** Time bindings spent waiting for the API server (annotation update + Binding), summed over workers, in ns. */
+    public long bindNanos() { return bindNanos.get(); }
 
     /** Reads the model under the loop's lock (tests, metrics); null while not leading. */
     public <T> T inspect(Function<ClusterModel, T> read) {
@@ -187,6 +195,7 @@ public final class SecondaryScheduler implements AutoCloseable {
                     List<Decision> decisions;
                     List<ClusterModel.Report> reports;
                     List<ClusterModel.Eviction> evictions;
+                    long t0 = System.nanoTime();
                     synchronized (lock) {
                         for (Event ev : batch) apply(ev);
                         decisions = new ArrayList<>();
@@ -196,6 +205,7 @@ public final class SecondaryScheduler implements AutoCloseable {
                         reports = model.drainReports();
                         evictions = model.drainEvictions();
                     }
+                    decideNanos.addAndGet(System.nanoTime() - t0);
                     for (Decision d : decisions) write(d);
                     for (var r : reports) writers.submit(() -> api.unschedulable(r));
                     for (var ev : evictions) writers.submit(() -> api.evict(ev));
@@ -228,7 +238,9 @@ public final class SecondaryScheduler implements AutoCloseable {
             inFlight.acquire();
             writers.submit(() -> {
                 try {
+                    long t0 = System.nanoTime();
                     api.bind(d);
+                    bindNanos.addAndGet(System.nanoTime() - t0);
                     bound.incrementAndGet();
                     api.scheduled(d);
                 } catch (KubernetesClientException ex) {
