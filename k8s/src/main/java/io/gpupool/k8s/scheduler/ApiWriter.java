@@ -51,8 +51,20 @@ public final class ApiWriter {
             add.put(KubeNames.DEVICES_ALLOCATED, d.devices());
             add.put(KubeNames.TENANT, d.tenant());
             add.put(KubeNames.JOB, d.jobId());
-            Pod updated = new PodBuilder(pod).editMetadata().addToAnnotations(add).endMetadata().build();
-            client.pods().inNamespace(d.namespace()).resource(updated).update();
+            Pod current = pod;
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    client.pods().inNamespace(d.namespace()).resource(new PodBuilder(current).editMetadata().addToAnnotations(add).endMetadata().build()).update();
+                    break;
+                } catch (KubernetesClientException e) {
+                    // a conflict from a change that does not touch the decision (a status update) is retried on
+                    // the fresh pod; a pod that was decided or bound meanwhile, or is another pod now, is not ours
+                    if (e.getCode() != 409 || attempt == 3) throw e;
+                    current = client.pods().inNamespace(d.namespace()).withName(d.name()).get();
+                    if (current == null || !d.uid().equals(current.getMetadata().getUid()) || current.getSpec().getNodeName() != null
+                            || annotations(current).containsKey(KubeNames.ASSIGNED_NODE)) throw e;
+                }
+            }
         }
         Binding b = new BindingBuilder().withNewMetadata().withName(d.name()).withNamespace(d.namespace()).withUid(d.uid()).endMetadata()
                 .withNewTarget().withApiVersion("v1").withKind("Node").withName(d.node()).endTarget().build();
