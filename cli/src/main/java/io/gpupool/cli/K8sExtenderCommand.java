@@ -1,7 +1,6 @@
 package io.gpupool.cli;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.gpupool.k8s.K8sConfig;
 import io.gpupool.k8s.extender.Extender;
 import io.gpupool.k8s.extender.ExtenderServer;
@@ -38,7 +37,7 @@ public final class K8sExtenderCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         K8sConfig cfg = config == null ? K8sConfig.defaults() : K8sConfig.load(config);
-        try (KubernetesClient client = new KubernetesClientBuilder().build();
+        try (KubernetesClient client = K8sCommand.connect();
              Extender extender = new Extender(client, cfg, nodeCacheCapable)) {
             extender.start();
             try (ExtenderServer server = new ExtenderServer(extender, host, port)) {

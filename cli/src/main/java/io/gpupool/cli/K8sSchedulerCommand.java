@@ -1,7 +1,6 @@
 package io.gpupool.cli;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.gpupool.k8s.K8sConfig;
 import io.gpupool.k8s.scheduler.SecondaryScheduler;
 import picocli.CommandLine.Command;
@@ -13,7 +12,7 @@ import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletableFuture;
 
 /** {@code gpupool k8s scheduler}: the secondary scheduler for pods with {@code schedulerName: gpupool}. */
 @Command(name = "scheduler",
@@ -50,15 +49,19 @@ public final class K8sSchedulerCommand implements Callable<Integer> {
         String id = identity != null ? identity : envOr("POD_NAME", InetAddress.getLocalHost().getHostName());
         var opts = SecondaryScheduler.Options.defaults(id, ns)
                 .withLeaderElection(leaderElect, Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2));
-        try (KubernetesClient client = new KubernetesClientBuilder().build();
+        try (KubernetesClient client = K8sCommand.connect();
              SecondaryScheduler scheduler = new SecondaryScheduler(client, cfg, opts)) {
             scheduler.start();
             spec.commandLine().getOut().println("gpupool scheduler " + id + " serving schedulerName " + cfg.schedulerName()
                     + " (policy " + cfg.policy() + ", placement " + cfg.placement().label() + (leaderElect ? ", lease " + ns + "/gpupool-scheduler" : "") + ")");
             spec.commandLine().getOut().flush();
-            CountDownLatch stop = new CountDownLatch(1);
-            Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
-            stop.await();
+            CompletableFuture<Void> stop = new CompletableFuture<>();
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> stop.complete(null)));
+            CompletableFuture.anyOf(stop, scheduler.ended()).join();
+            if (scheduler.ended().isDone() && !stop.isDone()) {
+                spec.commandLine().getErr().println("gpupool: lost the lease; exiting so that a fresh replica campaigns");
+                return 1;
+            }
         }
         return 0;
     }

@@ -77,6 +77,8 @@ public final class SecondaryScheduler implements AutoCloseable {
     private volatile Leadership term;
     private volatile boolean leading;
     private CompletableFuture<?> election;
+    private volatile boolean closing;
+    private final CompletableFuture<Void> ended = new CompletableFuture<>();
 
     public SecondaryScheduler(KubernetesClient client, K8sConfig config, Options options) {
         this.client = client;
@@ -102,7 +104,14 @@ public final class SecondaryScheduler implements AutoCloseable {
                         leader -> LOG.info(options.identity() + ": the leader is now " + leader)))
                 .build();
         election = client.leaderElector().withConfig(cfg).build().start();
+        // the elector ends when the lease is lost; kube-scheduler exits then, so a fresh process campaigns again
+        election.whenComplete((r, e) -> {
+            if (!closing) ended.complete(null);
+        });
     }
+
+    /** Completes when this replica stopped leading other than by {@link #close()} (the lease was lost). */
+    public CompletableFuture<Void> ended() { return ended; }
 
     public boolean leading() { return leading; }
 
@@ -126,6 +135,7 @@ public final class SecondaryScheduler implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        closing = true;
         if (election != null) {
             election.cancel(true);   // releases the Lease (releaseOnCancel), which calls stopLeading
             election = null;
