@@ -165,6 +165,7 @@ public final class SecondaryScheduler implements AutoCloseable {
         final ExecutorService writers = Executors.newVirtualThreadPerTaskExecutor();
         final Semaphore inFlight = new Semaphore(options.maxInFlight());
         final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+        final java.util.concurrent.ConcurrentHashMap<String, CompletableFuture<Void>> reportChains = new java.util.concurrent.ConcurrentHashMap<>();
         volatile boolean running = true;
         Thread loop;
 
@@ -217,7 +218,7 @@ public final class SecondaryScheduler implements AutoCloseable {
                     }
                     decideNanos.addAndGet(System.nanoTime() - t0);
                     for (Decision d : decisions) write(d);
-                    for (var r : reports) writers.submit(() -> api.unschedulable(r));
+                    for (var r : reports) report(r);
                     for (var ev : evictions) writers.submit(() -> api.evict(ev));
                 } catch (InterruptedException ie) {
                     return;
@@ -228,6 +229,17 @@ public final class SecondaryScheduler implements AutoCloseable {
                     }
                 }
             }
+        }
+
+        /** Reports on one pod are written in the order they were made, so the last word stays on the pod. */
+        private void report(ClusterModel.Report r) {
+            String key = r.namespace() + "/" + r.name();
+            reportChains.compute(key, (k, prev) -> {
+                CompletableFuture<Void> next = (prev == null ? CompletableFuture.<Void>completedFuture(null) : prev)
+                        .thenRunAsync(() -> api.unschedulable(r), writers);
+                next.whenComplete((x, e) -> reportChains.remove(k, next));
+                return next;
+            });
         }
 
         private void apply(Event ev) {

@@ -43,16 +43,23 @@ class SecondarySchedulerTest {
 
     @AfterEach
     void stop() {
+        if (System.getenv("GPUPOOL_TEST_DUMP") != null) {
+            for (Pod p : client.pods().inAnyNamespace().list().getItems()) System.out.println("DUMP " + p.getMetadata().getName() + " node=" + p.getSpec().getNodeName() + " " + conditionMessage(p));
+        }
         schedulers.forEach(SecondaryScheduler::close);
         api.close();
     }
 
     private SecondaryScheduler start(String identity, boolean leaderElect) {
+        return start(identity, leaderElect, K8sConfig.defaults());
+    }
+
+    private SecondaryScheduler start(String identity, boolean leaderElect, K8sConfig config) {
         // a lease long enough that a loaded test machine does not lose it between renewals; a handover on
         // release takes one retry period
         var o = SecondaryScheduler.Options.defaults(identity, "gpupool-system")
                 .withLeaderElection(leaderElect, Duration.ofSeconds(10), Duration.ofSeconds(8), Duration.ofMillis(200));
-        SecondaryScheduler s = new SecondaryScheduler(api.newClient(), K8sConfig.defaults(), o);
+        SecondaryScheduler s = new SecondaryScheduler(api.newClient(), config, o);
         schedulers.add(s);
         s.start();
         return s;
@@ -151,6 +158,40 @@ class SecondarySchedulerTest {
         client.pods().inNamespace("inf").resource(boundPods.getFirst()).delete();
         await("a third share bound after one ended", WAIT_MS, () -> s.bound() == 3);
         s.inspect(m -> { m.engine().checkConsistency(); return null; });
+    }
+
+    @Test
+    void aGangWaitsForRoomAndTakesItWhole() {
+        for (String n : List.of("n1", "n2", "n3")) client.nodes().resource(gfdNode(n, "NVIDIA-A100-SXM4-80GB", 4, 81920)).create();
+        SecondaryScheduler s = start("only", false);
+        create(wholeGpus("ml", "blocker", 1));
+        await("blocker bound", WAIT_MS, () -> isBound("ml", "blocker"));
+        for (int i = 0; i < 3; i++) create(gangMember("ml", "w" + i, "train", 3, 4));
+        await("the gang told why it waits", WAIT_MS, () -> conditionMessage(get("ml", "w0")).contains("replica 3/3"));
+        assertThat(List.of("w0", "w1", "w2")).noneMatch(n -> isBound("ml", n));
+        assertThat((int) s.inspect(m -> m.engine().runningJobs().size())).isEqualTo(1);
+        client.pods().inNamespace("ml").withName("blocker").delete();
+        await("the whole gang bound once the blocker left", WAIT_MS, () -> List.of("w0", "w1", "w2").stream().allMatch(n -> isBound("ml", n)));
+        assertThat(List.of("w0", "w1", "w2")).extracting(n -> get("ml", n).getSpec().getNodeName()).containsExactlyInAnyOrder("n1", "n2", "n3");
+    }
+
+    @Test
+    void namespacesAreTenantsWithTheirLimits() throws Exception {
+        client.nodes().resource(gfdNode("n1", "NVIDIA-A100-SXM4-80GB", 8, 81920)).create();
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("gpupool", ".yaml");
+        java.nio.file.Files.writeString(file, "policy: fcfs-backfill\ntenants:\n  - name: vision\n    namespaces: [vision, vision-dev]\n    limitGpus: 4\n");
+        K8sConfig cfg = K8sConfig.load(file);
+        SecondaryScheduler s = start("only", false, cfg);
+        create(wholeGpus("vision", "a", 3));
+        create(wholeGpus("vision-dev", "b", 2));
+        create(wholeGpus("other", "c", 2));
+        await("a and c bound", WAIT_MS, () -> isBound("vision", "a") && isBound("other", "c"));
+        await("b told its tenant is at its limit", WAIT_MS, () -> conditionMessage(get("vision-dev", "b")).contains("tenant vision holds 3 of its limit of 4"));
+        assertThat(isBound("vision-dev", "b")).isFalse();
+        assertThat(get("vision", "a").getMetadata().getAnnotations()).containsEntry(KubeNames.TENANT, "vision");
+        client.pods().inNamespace("vision").withName("a").delete();
+        await("b bound once a left", WAIT_MS, () -> isBound("vision-dev", "b"));
+        assertThat(s.bound()).isEqualTo(3);
     }
 
     private static String conditionMessage(Pod p) {
