@@ -6,10 +6,8 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.client.KubernetesClient;
 
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
@@ -81,9 +79,5 @@ public final class KubeFixtures {
                 throw new AssertionError(e);
             }
         }
-    }
-
-    public static List<Pod> pods(KubernetesClient client, String ns) {
-        return client.pods().inNamespace(ns).list().getItems();
     }
 }

@@ -36,8 +36,14 @@ public final class MockApiServer implements AutoCloseable {
 
     public KubernetesClient client() { return client; }
 
-    /** A second client, as a second scheduler replica has its own. */
-    public KubernetesClient newClient() { return server.createClient(); }
+    /**
+     * A second client, as a second scheduler replica has its own; with a long request timeout, since a
+     * loaded test machine can keep the mock server from answering a first list within the default 10 s.
+     */
+    public KubernetesClient newClient() {
+        return server.createClient(b -> b.withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration())
+                .withRequestTimeout(60_000).build()));
+    }
 
     @Override
     public void close() {

@@ -170,9 +170,31 @@ public final class SecondaryScheduler implements AutoCloseable {
         Thread loop;
 
         void begin() {
-            informers.add(client.nodes().inform(handler(n -> events.add(new NodeEvent(n, false)), n -> events.add(new NodeEvent(n, true)))));
-            informers.add(client.pods().inAnyNamespace().inform(handler(p -> events.add(new PodEvent(p, false)), p -> events.add(new PodEvent(p, true)))));
-            loop = Thread.ofPlatform().name("gpupool-scheduler-loop").daemon().start(this::run);
+            loop = Thread.ofPlatform().name("gpupool-scheduler-loop").daemon().start(() -> {
+                if (watch()) run();
+            });
+        }
+
+        /** Starts the informers (their first list can be slow on a big cluster), retrying until it works or the term ends. */
+        private boolean watch() {
+            for (long backoffMs = 1000; running; backoffMs = Math.min(backoffMs * 2, 30_000)) {
+                try {
+                    informers.add(client.nodes().inform(handler(n -> events.add(new NodeEvent(n, false)), n -> events.add(new NodeEvent(n, true)))));
+                    informers.add(client.pods().inAnyNamespace().inform(handler(p -> events.add(new PodEvent(p, false)), p -> events.add(new PodEvent(p, true)))));
+                    return true;
+                } catch (KubernetesClientException e) {
+                    LOG.warning(options.identity() + ": cannot watch nodes and pods yet (" + e.getMessage() + "); retrying in " + backoffMs + " ms");
+                    informers.forEach(SharedIndexInformer::close);
+                    informers.clear();
+                    events.clear();
+                    try {
+                        Thread.sleep(backoffMs);
+                    } catch (InterruptedException ie) {
+                        return false;
+                    }
+                }
+            }
+            return false;
         }
 
         void end() {
