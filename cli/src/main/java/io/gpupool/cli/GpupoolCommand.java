@@ -32,6 +32,7 @@ import java.util.Properties;
                 CatalogCommand.class,
                 SimulateCommand.class,
                 K8sCommand.class,
+                GpusCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class GpupoolCommand {
