@@ -39,6 +39,7 @@ import java.util.Properties;
                 NodesCommand.class,
                 TopCommand.class,
                 LoadgenCommand.class,
+                K8sCommand.class,
                 GpusCommand.class,
                 CommandLine.HelpCommand.class,
         })
