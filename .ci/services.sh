@@ -23,7 +23,8 @@ gpupool_services_start_postgres() {
   # a free port: ask the kernel for one
   port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   dir="$(mktemp -d /tmp/gpupool-pg.XXXXXX)"
-  # initdb refuses to run as root
+  # initdb refuses to run as root; the binaries may be present without the packages' postgres user
+  if [ "$(id -u)" = 0 ] && ! id "$user" >/dev/null 2>&1; then useradd --system --no-create-home "$user"; fi
   if [ "$(id -u)" = 0 ]; then chown "$user" "$dir"; run_pg() { runuser -u "$user" -- "$@"; }; else run_pg() { "$@"; }; fi
   run_pg "$bin/initdb" -D "$dir/data" -U gpupool --auth=trust -E UTF8 >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; return 1; }

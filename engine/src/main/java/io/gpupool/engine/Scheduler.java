@@ -166,9 +166,10 @@ public final class Scheduler {
 
     /**
      * Takes back a job that was already running with exactly these grants when the driver restarted (its
-     * decision was recorded outside the engine). Rejected, changing nothing, when the job id is taken, the
-     * grants do not match the job's shape, or any GPU cannot hold its grant any more (it would be handed
-     * out twice).
+     * decision was recorded outside the engine: the service's store, a pod's annotations). Rejected, changing
+     * nothing, when the job id is taken, the grants do not match the job's shape, or any GPU cannot hold its
+     * grant any more (it would be handed out twice); the driver then queues the job with {@link #submit}.
+     * A start time after {@code nowMs} (clock skew) is clamped to it.
      */
     public SubmitResult restoreRunning(JobSpec spec, Allocation allocation, long startedMs, long nowMs) {
         advanceTo(nowMs);
@@ -190,6 +191,7 @@ public final class Scheduler {
             return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": " + e.getMessage() + " (already held)");
         }
         cluster.commit(mark);
+        startedMs = Math.min(startedMs, nowMs);
         JobState job = new JobState(spec, seq++, startedMs, round);
         jobs.put(spec.id(), job);
         running.put(spec.id(), job);
@@ -333,42 +335,6 @@ public final class Scheduler {
     public void addNode(io.gpupool.model.NodeSpec spec) {
         cluster.addNode(spec);
         ledger.setCapacity(cluster.totalMilli() / 1000.0, cluster.totalMemoryMib());
-    }
-
-    /** Drops an ended job from memory (a long-running service keeps finished jobs in its store instead). */
-    public void forget(String jobId) {
-        JobState j = jobs.get(jobId);
-        if (j != null && j.status.terminal()) jobs.remove(jobId);
-    }
-
-    // ---- restart recovery -----------------------------------------------------------------------
-
-    /**
-     * Restart recovery for a service: a job queued again with {@link #submit} resumes as RUNNING on the
-     * grants its store recorded, without a round. The grants are checked against what the GPUs have left
-     * (sharing rules included); if any does not fit, nothing changes and this throws, so a restored pool
-     * never holds more than its capacity.
-     *
-     * @param startedMs when the run started (before the restart); clamped to {@code nowMs}
-     */
-    public void restoreRunning(String jobId, Allocation allocation, long startedMs, long nowMs) {
-        advanceTo(nowMs);
-        JobState job = require(jobId);
-        if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
-        if (!allocation.jobId().equals(jobId) || allocation.replicas().size() != job.spec().shape().replicas()) {
-            throw new IllegalArgumentException("allocation does not match the shape of job " + jobId);
-        }
-        int mark = cluster.checkpoint();
-        try {
-            cluster.apply(allocation.grants());
-        } catch (RuntimeException e) {
-            cluster.rollback(mark);
-            throw e;
-        }
-        cluster.commit(mark);
-        start(job, allocation, nowMs);
-        job.runStartMs = Math.min(startedMs, nowMs);
-        job.firstStartMs = job.runStartMs;
     }
 
     // ---- views ----------------------------------------------------------------------------------

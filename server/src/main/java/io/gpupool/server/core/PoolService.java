@@ -506,10 +506,25 @@ public final class PoolService implements AutoCloseable {
     private void restoreJobs(RecoveredState r, long now) {
         for (JobRow row : r.activeJobs()) {
             JobRequest req = JobRequest.fromJson(row.spec(), catalog);
-            SubmitResult s = engine.submit(req.toJobSpec(row.id(), row.submittedMs()), now);
+            JobSpec spec = req.toJobSpec(row.id(), row.submittedMs());
             ActiveJob a = new ActiveJob(row, req, CompletableFuture.completedFuture(null));
+            String notRestored = null;
+            if (row.state().equals("RUNNING")) {
+                try {
+                    Allocation recorded = allocation(row.id(), r.allocations().getOrDefault(row.id(), List.of()));
+                    SubmitResult back = engine.restoreRunning(spec, recorded, row.startedMs(), now);
+                    if (back.accepted()) {
+                        active.put(row.id(), a);
+                        continue;
+                    }
+                    notRestored = back.reason();
+                } catch (IllegalStateException e) {
+                    notRestored = e.getMessage();
+                }
+            }
+            SubmitResult s = engine.submit(spec, now);
+            active.put(row.id(), a);
             if (!s.accepted()) {
-                active.put(row.id(), a);
                 engine.forget(row.id());
                 a.row = a.row.withState("FAILED", row.startedMs(), now, row.preemptions(), null, "after restart: " + s.reason());
                 writes.add(new Write.UpdateJob(a.row));
@@ -518,13 +533,9 @@ public final class PoolService implements AutoCloseable {
                 active.remove(row.id());
                 continue;
             }
-            active.put(row.id(), a);
-            if (!row.state().equals("RUNNING")) continue;
-            try {
-                engine.restoreRunning(row.id(), allocation(row.id(), r.allocations().getOrDefault(row.id(), List.of())), row.startedMs(), now);
-            } catch (RuntimeException e) {
-                LOG.warn("job {} cannot resume on its recorded GPUs ({}); it goes back to the queue", row.id(), e.getMessage());
-                requeued(a, "REQUEUED", "its GPUs could not be restored after a restart: " + e.getMessage(), now);
+            if (notRestored != null) {
+                LOG.warn("job {} cannot resume on its recorded GPUs ({}); it goes back to the queue", row.id(), notRestored);
+                requeued(a, "REQUEUED", "its GPUs could not be restored after a restart: " + notRestored, now);
             }
         }
         if (!r.activeJobs().isEmpty()) {
