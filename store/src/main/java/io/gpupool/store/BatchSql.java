@@ -158,28 +158,50 @@ final class BatchSql {
         }
     }
 
-    /** In hand-in order; null keeps the stored value, and RUNNING replaces only ASSIGNED (a late report never reopens an end). */
+    /**
+     * Start reports (RUNNING) first, then the others in hand-in order. RUNNING replaces only ASSIGNED but
+     * always records pid and start time; any other state applies only to an attempt that has not ended, except
+     * that an agent's own verdict replaces the server's LOST. So a late or repeated report never reopens an end.
+     */
     private static void updateAttempts(Connection c, List<AttemptUpdate> updates) throws SQLException {
         if (updates.isEmpty()) return;
-        try (PreparedStatement ps = c.prepareStatement("UPDATE job_attempts SET "
-                + "state = CASE WHEN CAST(? AS VARCHAR(16)) IS NULL THEN state WHEN CAST(? AS VARCHAR(16)) = 'RUNNING' AND state <> 'ASSIGNED' THEN state ELSE CAST(? AS VARCHAR(16)) END, "
-                + "pid = COALESCE(?, pid), started_ms = COALESCE(?, started_ms), ended_ms = COALESCE(?, ended_ms), "
-                + "exit_code = COALESCE(?, exit_code), message = COALESCE(?, message) WHERE job_id = ? AND attempt = ? AND node = ?")) {
+        try (PreparedStatement started = c.prepareStatement("UPDATE job_attempts SET "
+                + "state = CASE WHEN state = 'ASSIGNED' THEN 'RUNNING' ELSE state END, pid = COALESCE(?, pid), started_ms = COALESCE(?, started_ms), "
+                + "message = CASE WHEN state IN ('ASSIGNED', 'RUNNING') THEN COALESCE(?, message) ELSE message END "
+                + "WHERE job_id = ? AND attempt = ? AND node = ?");
+             PreparedStatement other = c.prepareStatement("UPDATE job_attempts SET state = ?, pid = COALESCE(?, pid), "
+                + "started_ms = COALESCE(?, started_ms), ended_ms = COALESCE(?, ended_ms), exit_code = COALESCE(?, exit_code), "
+                + "message = COALESCE(?, message) WHERE job_id = ? AND attempt = ? AND node = ? "
+                + "AND (state IN ('ASSIGNED', 'RUNNING', 'STOPPING') OR (state = 'LOST' AND CAST(? AS VARCHAR(16)) IN ('SUCCEEDED', 'FAILED', 'STOPPED')))")) {
+            int nStarted = 0;
+            int nOther = 0;
             for (AttemptUpdate u : updates) {
-                ps.setString(1, u.state());
-                ps.setString(2, u.state());
-                ps.setString(3, u.state());
-                setLong(ps, 4, u.pid());
-                setLong(ps, 5, u.startedMs());
-                setLong(ps, 6, u.endedMs());
-                setInt(ps, 7, u.exitCode());
-                ps.setString(8, u.message());
-                ps.setString(9, u.jobId());
-                ps.setInt(10, u.attempt());
-                ps.setString(11, u.node());
-                ps.addBatch();
+                if ("RUNNING".equals(u.state())) {
+                    setLong(started, 1, u.pid());
+                    setLong(started, 2, u.startedMs());
+                    started.setString(3, u.message());
+                    started.setString(4, u.jobId());
+                    started.setInt(5, u.attempt());
+                    started.setString(6, u.node());
+                    started.addBatch();
+                    nStarted++;
+                } else {
+                    other.setString(1, u.state());
+                    setLong(other, 2, u.pid());
+                    setLong(other, 3, u.startedMs());
+                    setLong(other, 4, u.endedMs());
+                    setInt(other, 5, u.exitCode());
+                    other.setString(6, u.message());
+                    other.setString(7, u.jobId());
+                    other.setInt(8, u.attempt());
+                    other.setString(9, u.node());
+                    other.setString(10, u.state());
+                    other.addBatch();
+                    nOther++;
+                }
             }
-            ps.executeBatch();
+            if (nStarted > 0) started.executeBatch();
+            if (nOther > 0) other.executeBatch();
         }
     }
 

@@ -137,6 +137,15 @@ public final class Store implements AutoCloseable {
         }
     }
 
+    /** Whether the server placed this attempt on this node. */
+    public boolean attemptExists(String jobId, int attempt, String node) {
+        try (Connection c = db.connection()) {
+            return !query(c, "SELECT 1 FROM job_attempts WHERE job_id = ? AND attempt = ? AND node = ?", rs -> 1, jobId, attempt, node).isEmpty();
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the attempts of " + jobId, e);
+        }
+    }
+
     /** How many bytes of the stream are stored. */
     public long outputLength(String jobId, int attempt, String node, String stream) {
         try (Connection c = db.connection()) {

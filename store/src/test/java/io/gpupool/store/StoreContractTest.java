@@ -142,7 +142,15 @@ abstract class StoreContractTest {
         commit(new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "SUCCEEDED", null, null, 20L, 0, "exit code 0")),
                 new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "RUNNING", 42L, 11L, null, null, null)),
                 new Write.UpdateAttempt(new AttemptUpdate("j1", 9, "n1", "FAILED", null, null, 20L, 1, "no such attempt")));
-        assertThat(store.attempts("j1")).singleElement().satisfies(a -> {
+        commit(new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "STOPPING", null, null, null, null, "stop requested")),
+                new Write.InsertAttempt(new AttemptRow("j1", 2, "n2", "[]", 30, "ASSIGNED", null, null, null, null, null)),
+                new Write.UpdateAttempt(new AttemptUpdate("j1", 2, "n2", "LOST", null, null, 40L, null, "node n2 lost")),
+                new Write.UpdateAttempt(new AttemptUpdate("j1", 2, "n2", "STOPPED", null, 31L, 35L, 143, "fenced")));
+        assertThat(store.attempts("j1")).extracting(AttemptRow::state, AttemptRow::endedMs).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("SUCCEEDED", 20L), org.assertj.core.groups.Tuple.tuple("STOPPED", 35L));
+        assertThat(store.attemptExists("j1", 2, "n2")).isTrue();
+        assertThat(store.attemptExists("j1", 2, "n1")).isFalse();
+        assertThat(store.attempts("j1")).first().satisfies(a -> {
             assertThat(a.state()).isEqualTo("SUCCEEDED");
             assertThat(a.pid()).isEqualTo(42L);
             assertThat(a.startedMs()).isEqualTo(11L);
