@@ -41,6 +41,8 @@ import java.util.Properties;
                 LoadgenCommand.class,
                 K8sCommand.class,
                 GpusCommand.class,
+                AgentCommand.class,
+                LogsCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class GpupoolCommand {

@@ -8,12 +8,14 @@ import java.util.Map;
  * and RUNNING, in arrival order) with the grants of the running ones.
  *
  * @param progress     agent nodes' desired-state versions and acknowledged status seqs, by node
+ * @param attemptStates running jobs' current attempt: node -> state of the attempt there
  * @param nextSeq      the first free job sequence number
  * @param nextEventId  the first free event id
  * @param idempotency  (tenant + '\n' + key) of every stored job that had one -> job id
  */
 public record RecoveredState(List<TenantRow> tenants, List<TokenRow> tokens, List<NodeRow> nodes,
                              Map<String, NodeProgress> progress, Map<String, String> settings, List<JobRow> activeJobs,
-                             Map<String, List<GrantRow>> allocations, Map<String, String> idempotency,
+                             Map<String, List<GrantRow>> allocations, Map<String, Map<String, String>> attemptStates,
+                             Map<String, String> idempotency,
                              long nextSeq, long nextEventId) {
 }

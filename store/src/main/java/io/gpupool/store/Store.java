@@ -59,9 +59,15 @@ public final class Store implements AutoCloseable {
                     rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)})) {
                 idem.put(r[0] + "\n" + r[1], r[2]);
             }
+            Map<String, Map<String, String>> attemptStates = new HashMap<>();
+            for (String[] r : query(c, "SELECT a.job_id, a.node, a.state FROM job_attempts a JOIN jobs j ON j.id = a.job_id "
+                    + "AND j.attempt = a.attempt WHERE j.state = 'RUNNING' ORDER BY a.job_id, a.node",
+                    rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)})) {
+                attemptStates.computeIfAbsent(r[0], k -> new LinkedHashMap<>()).put(r[1], r[2]);
+            }
             long nextSeq = single(c, "SELECT COALESCE(MAX(seq), 0) FROM jobs") + 1;
             long nextEvent = single(c, "SELECT COALESCE(MAX(id), 0) FROM job_events") + 1;
-            return new RecoveredState(tenants, tokens, nodes, progress, settings, active, allocations, idem, nextSeq, nextEvent);
+            return new RecoveredState(tenants, tokens, nodes, progress, settings, active, allocations, attemptStates, idem, nextSeq, nextEvent);
         } catch (SQLException e) {
             throw new StoreException("cannot read the store back", e);
         }

@@ -326,6 +326,27 @@ public final class NodeAgent implements AutoCloseable {
      */
     @Override
     public void close() {
+        stopLoop();
+        runner.close();
+        background.shutdown();
+        backend.close();
+    }
+
+    /**
+     * Drains the node: the loop stops first (so nothing new starts and no report goes out), then every job is
+     * stopped (SIGTERM, grace, SIGKILL) within {@code wait}, then the agent closes. The ends are kept in the
+     * status journal and reported by the next agent on this work directory.
+     */
+    public void closeAndStopJobs(String reason, Duration wait) throws InterruptedException {
+        stopLoop();
+        try {
+            runner.stopAll(reason, wait);
+        } finally {
+            close();
+        }
+    }
+
+    private void stopLoop() {
         Thread l;
         synchronized (this) {
             l = loop;
@@ -344,8 +365,5 @@ public final class NodeAgent implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        runner.close();
-        background.shutdown();
-        backend.close();
     }
 }
