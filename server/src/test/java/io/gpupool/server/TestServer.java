@@ -36,8 +36,9 @@ public final class TestServer implements AutoCloseable {
     }
 
     public static ServerOptions options(Path data) {
+        // agents' waiting reports are held up to half a second, so tests (and the fuzz test's reports) do not wait long
         return ServerOptions.defaults().withHost("127.0.0.1").withPort(0).withDataDir(data).withAdminToken(ADMIN)
-                .withCluster("2x8:A100-80GB,1x4:T4").withRateLimit(0);
+                .withCluster("2x8:A100-80GB,1x4:T4").withRateLimit(0).withAgents(new io.gpupool.server.core.AgentSettings(500, 30_000));
     }
 
     public static TestServer start(ServerOptions o) {

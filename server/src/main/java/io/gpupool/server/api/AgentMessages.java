@@ -1,7 +1,6 @@
 package io.gpupool.server.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
@@ -38,7 +37,8 @@ final class AgentMessages {
     static final int MAX_CHUNKS = 10_000;
     static final int MAX_RUNNING = 100_000;
     static final long MAX_WAIT_MS = 600_000;
-    private static final ObjectReader READER = AgentJson.MAPPER.reader().with(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+    /** Missing or null numbers read as 0 and missing fields as null, so an older agent's message (without newer fields) still reads. */
+    private static final ObjectReader READER = AgentJson.MAPPER.reader();
 
     private AgentMessages() {}
 
