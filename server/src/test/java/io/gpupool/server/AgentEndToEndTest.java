@@ -80,13 +80,13 @@ class AgentEndToEndTest {
             }
             // cancel the stubborn ones once their processes run: their GPUs go to the next jobs at once
             for (String id : stubborn) {
-                waitFor(Duration.ofSeconds(60), "stubborn " + id + " runs", () -> s.get("/api/v1/jobs/" + id, team).body().path("attempts")
+                TestServer.eventually(Duration.ofSeconds(60), "stubborn " + id + " runs", () -> s.get("/api/v1/jobs/" + id, team).body().path("attempts")
                         .findValuesAsText("state").contains("RUNNING"));
                 assertThat(s.delete("/api/v1/jobs/" + id, team).status()).isEqualTo(200);
             }
-            waitFor(Duration.ofSeconds(150), "all jobs end", () -> s.get("/api/v1/pool", ADMIN).body().path("runningCount").asInt() == 0
+            TestServer.eventually(Duration.ofSeconds(150), "all jobs end", () -> s.get("/api/v1/pool", ADMIN).body().path("runningCount").asInt() == 0
                     && s.get("/api/v1/pool", ADMIN).body().path("pendingCount").asInt() == 0);
-            waitFor(Duration.ofSeconds(30), "every attempt's end is reported", () -> Stream.concat(ids.stream(), stubborn.stream())
+            TestServer.eventually(Duration.ofSeconds(30), "every attempt's end is reported", () -> Stream.concat(ids.stream(), stubborn.stream())
                     .allMatch(id -> s.get("/api/v1/jobs/" + id, team).body().path("attempts").findValuesAsText("state").stream()
                             .allMatch(st -> st.equals("SUCCEEDED") || st.equals("STOPPED"))));
 
@@ -100,7 +100,7 @@ class AgentEndToEndTest {
                     assertThat(a.path("attempt").asInt()).isEqualTo(1);
                     attemptNodes++;
                     String node = a.path("node").asText();
-                    waitFor(Duration.ofSeconds(20), id + " output complete on " + node, () -> output(s, team, id, node).path("complete").asBoolean());
+                    TestServer.eventually(Duration.ofSeconds(20), id + " output complete on " + node, () -> output(s, team, id, node).path("complete").asBoolean());
                     runs.add(parse(id, node, a.path("grants"), output(s, team, id, node).path("text").asText()));
                 }
             }
@@ -112,7 +112,7 @@ class AgentEndToEndTest {
                 assertThat(a.path("message").asText()).contains("SIGKILL");
                 attemptNodes++;
                 String node = a.path("node").asText();
-                waitFor(Duration.ofSeconds(20), id + " output complete", () -> output(s, team, id, node).path("complete").asBoolean());
+                TestServer.eventually(Duration.ofSeconds(20), id + " output complete", () -> output(s, team, id, node).path("complete").asBoolean());
                 Run r = parse(id, node, a.path("grants"), output(s, team, id, node).path("text").asText());
                 // killed before printing its end: it ran until the agent saw it end
                 runs.add(new Run(r.jobId(), r.node(), r.grants(), r.startMs(), a.path("endedMs").asLong(), r.env()));
@@ -248,14 +248,6 @@ class AgentEndToEndTest {
                 assertThat(milli).as("compute on " + e.getKey() + " when " + a.jobId() + " started").isLessThanOrEqualTo(1000);
                 if (!ga.exclusive()) assertThat(mem).as("memory on " + e.getKey()).isLessThanOrEqualTo(memoryOf.get(e.getKey()));
             }
-        }
-    }
-
-    static void waitFor(Duration d, String what, java.util.function.BooleanSupplier c) throws InterruptedException {
-        long deadline = System.nanoTime() + d.toNanos();
-        while (!c.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("timed out after " + d.toSeconds() + " s waiting until " + what);
-            Thread.sleep(100);
         }
     }
 }

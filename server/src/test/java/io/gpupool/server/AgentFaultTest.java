@@ -345,7 +345,7 @@ class AgentFaultTest {
         }
     }
 
-    private static void waitFor(Duration d, String what, BooleanSupplier c) throws InterruptedException {
-        AgentEndToEndTest.waitFor(d, what, c);
+    private static void waitFor(Duration d, String what, BooleanSupplier c) {
+        TestServer.eventually(d, what, c);
     }
 }

@@ -85,7 +85,12 @@ public final class TestServer implements AutoCloseable {
 
     /** Polls until the condition holds (the engine loop and commits are asynchronous), or fails after 10 s. */
     public static void eventually(String what, java.util.function.BooleanSupplier condition) {
-        long deadline = System.nanoTime() + 10_000_000_000L;
+        eventually(Duration.ofSeconds(10), what, condition);
+    }
+
+    /** Polls until the condition holds, or fails after {@code timeout}. */
+    public static void eventually(Duration timeout, String what, java.util.function.BooleanSupplier condition) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             if (condition.getAsBoolean()) return;
             try {
@@ -95,7 +100,7 @@ public final class TestServer implements AutoCloseable {
                 return;
             }
         }
-        throw new AssertionError("timed out waiting until " + what);
+        throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting until " + what);
     }
 
     @Override

@@ -69,7 +69,9 @@ final class LogShipper {
             Optional<JobDirectory> dir = store.find(k.job());
             if (dir.isEmpty()) continue;
             try {
-                boolean ended = dir.get().outcome().isPresent();
+                // a stat or two per stream and report: only a stream with new bytes, or an ended one, is read
+                boolean ended = dir.get().ended();
+                if (!ended && sizeOf(dir.get().log(k.stream())) <= e.getValue()) continue;
                 LogReader.Chunk c = LogReader.read(dir.get().log(k.stream()), e.getValue(), Math.min(MAX_CHUNK, left));
                 boolean complete = ended && c.atEnd();
                 // an empty chunk only to say "complete", so the server knows the stream has ended (even an empty one)
@@ -102,12 +104,20 @@ final class LogShipper {
         return acked.keySet().stream().anyMatch(k -> k.job().equals(job));
     }
 
+    private static long sizeOf(java.nio.file.Path p) {
+        try {
+            return java.nio.file.Files.size(p);
+        } catch (IOException e) {
+            return 0; // not created yet
+        }
+    }
+
     /** The server holds all of an ended attempt's stream. */
     private boolean complete(StreamKey k, long offset) {
         Optional<JobDirectory> dir = store.find(k.job());
         if (dir.isEmpty()) return true;
         try {
-            if (dir.get().outcome().isEmpty()) return false;
+            if (!dir.get().ended()) return false;
             return LogReader.read(dir.get().log(k.stream()), offset, 1).atEnd();
         } catch (IOException e) {
             return false;

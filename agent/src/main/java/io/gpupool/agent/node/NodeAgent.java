@@ -66,7 +66,7 @@ public final class NodeAgent implements AutoCloseable {
                          RunnerConfig runner, String agentVersion, boolean fence, Duration retention, Duration minReportGap) {
         public static Config defaults(String nodeName, Path workDir) {
             return new Config(nodeName, Duration.ofSeconds(5), 500, 256 * 1024, RunnerConfig.defaults(workDir), "dev", true,
-                    Duration.ofDays(7), Duration.ofMillis(20));
+                    Duration.ofDays(7), Duration.ofMillis(50));
         }
 
         public Config withReportInterval(Duration d) {
@@ -103,6 +103,8 @@ public final class NodeAgent implements AutoCloseable {
     private final Reconciler reconciler;
     private final JobRunner runner;
     private final ExecutorService background = Executors.newVirtualThreadPerTaskExecutor();
+    private final ExecutorService starts = Executors.newFixedThreadPool(Math.clamp(2L * Runtime.getRuntime().availableProcessors(), 2, 16),
+            r -> Thread.ofPlatform().daemon().name("gpupool-agent-start").unstarted(r));
     private final Object pace = new Object();
     private Thread loop;
     private ScheduledExecutorService watchdog;
@@ -133,7 +135,7 @@ public final class NodeAgent implements AutoCloseable {
         this.state = new AgentState(workDir);
         this.statuses = new StatusBuffer(workDir);
         this.logs = new LogShipper(new JobStore(workDir), state);
-        this.reconciler = new Reconciler(statuses, logs, state, background);
+        this.reconciler = new Reconciler(statuses, logs, state, background, starts);
         this.runner = new JobRunner(config.runner(), discovery.gpus(), reconciler);
         reconciler.attach(runner);
         if (backend instanceof FakeGpuBackend fake) fake.follow(runner);
@@ -329,6 +331,7 @@ public final class NodeAgent implements AutoCloseable {
         stopLoop();
         runner.close();
         background.shutdown();
+        starts.shutdown();
         backend.close();
     }
 

@@ -63,10 +63,12 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     /**
      * The wrapper: $1 is the job directory, the rest the command. "trap : TERM INT HUP" makes the shell wait
      * for the command on a stop (a trapped signal runs only after the foreground command ends) while the
-     * command itself gets the default handling, so the exit code still gets written.
+     * command itself gets the default handling, so the exit code still gets written. Only builtins besides
+     * the command: a job costs no process of the agent's own beyond setsid and this shell. The exit code is a
+     * line; a write cut short (the shell killed mid-write) leaves no newline and is not taken.
      */
     static final String WRAPPER = "d=$1; shift; echo $$ > \"$d/pid\"; trap : TERM INT HUP; \"$@\"; rc=$?; "
-            + "echo $rc > \"$d/exit.tmp\" && mv -f \"$d/exit.tmp\" \"$d/exit\"; exit $rc";
+            + "echo $rc > \"$d/exit\"; exit $rc";
 
     private final RunnerConfig config;
     private final JobStore store;

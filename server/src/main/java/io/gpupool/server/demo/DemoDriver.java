@@ -48,11 +48,13 @@ public final class DemoDriver implements AutoCloseable {
     private final List<NodeAgent> agents;
     private final Thread thread;
     private volatile boolean running = true;
+    private final int nodes;
     private int submitted;
 
     private DemoDriver(PoolService pool, List<NodeAgent> agents, long seed) {
         this.pool = pool;
         this.agents = agents;
+        this.nodes = agents.size();
         this.random = new Random(seed);
         this.thread = Thread.ofPlatform().name("gpupool-demo").daemon(true).start(this::run);
     }
@@ -105,6 +107,8 @@ public final class DemoDriver implements AutoCloseable {
 
     private void run() {
         try {
+            // the agents register in the background: until they have, the pool has no GPUs and jobs would be refused
+            for (int i = 0; i < 300 && readyNodes() < nodes; i++) TimeUnit.MILLISECONDS.sleep(100);
             for (int i = 0; i < 16; i++) submitOne(); // a busy pool from the first second
             while (running) {
                 TimeUnit.MILLISECONDS.sleep(TICK_MS);
@@ -115,6 +119,10 @@ public final class DemoDriver implements AutoCloseable {
         } catch (RuntimeException e) {
             if (running) LOG.error("demo workload stopped", e);
         }
+    }
+
+    private long readyNodes() {
+        return pool.snapshot().nodes().stream().filter(n -> n.state().equals("ready")).count();
     }
 
     /** One synthetic job, through the same call the REST API makes. */
