@@ -49,6 +49,7 @@ public final class LogsCommand implements Callable<Integer> {
             String text = r.path("text").asText("");
             out.print(text);
             out.flush();
+            if (!text.isEmpty()) idleAfterEnd = 0;
             long next = r.path("nextOffset").asLong(offset);
             boolean more = next < r.path("length").asLong();
             offset = next;

@@ -143,7 +143,7 @@ class AgentEndToEndTest {
     private static String submit(TestServer s, String token, int i, Random rnd) {
         Map<String, Object> job = new LinkedHashMap<>();
         job.put("name", "e2e-" + i);
-        String sleep = String.format(Locale.ROOT, "sleep %.2f", 0.1 + rnd.nextDouble() * 0.5);
+        String sleep = String.format(Locale.ROOT, "sleep %.2f", 0.05 + rnd.nextDouble() * 0.3);
         int kind = i % 20;
         if (kind < 6) {
             job.put("numGpus", 1);

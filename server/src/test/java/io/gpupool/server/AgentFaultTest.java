@@ -100,14 +100,14 @@ class AgentFaultTest {
         join = call("POST", "/api/v1/agent-tokens", ADMIN, "{}").path("token").asText();
         call("PUT", "/api/v1/config", ADMIN, "{\"policy\":\"fcfs-backfill\"}");
         try (PausableProxy proxy = new PausableProxy(port)) {
-            Process a100 = startAgent("f-a100", "8xA100-80GB", base, "a100-1.log");
-            startAgent("f-l40s-1", "8xL40S", base, "l40s-1.log");
-            startAgent("f-l40s-2", "8xL40S", "http://127.0.0.1:" + proxy.port(), "l40s-2.log");
-            waitFor(Duration.ofSeconds(60), "three nodes ready", () -> readyNodes().size() == 3);
+            Process a100 = launchAgent("f-a100", "8xA100-80GB", base, "a100-1.log");
+            launchAgent("f-l40s-1", "8xL40S", base, "l40s-1.log");
+            launchAgent("f-l40s-2", "8xL40S", "http://127.0.0.1:" + proxy.port(), "l40s-2.log");
+            waitFor(Duration.ofSeconds(90), "three nodes ready", () -> readyNodes().size() == 3);
             List<String> all = new ArrayList<>();
 
             // 1. kill -9 of an agent while its jobs run; a new agent process on the same work directory
-            List<String> phase1 = submit(20, "A100-80GB", 5.0, 7.0, "requeue", 1);
+            List<String> phase1 = submit(20, "A100-80GB", 4.0, 6.0, "requeue", 1);
             all.addAll(phase1);
             waitFor(Duration.ofSeconds(60), "jobs run on f-a100", () -> confirmedOn("f-a100", phase1) >= 4);
             a100.destroyForcibly();
@@ -232,8 +232,12 @@ class AgentFaultTest {
         return p;
     }
 
+    private Process launchAgent(String node, String gpus, String server, String log) throws Exception {
+        return java(log, AgentProcessMain.class.getName(), server, join, node, dir.resolve(node).toString(), gpus, String.valueOf(KILL_GRACE_MS));
+    }
+
     private Process startAgent(String node, String gpus, String server, String log) throws Exception {
-        Process p = java(log, AgentProcessMain.class.getName(), server, join, node, dir.resolve(node).toString(), gpus, String.valueOf(KILL_GRACE_MS));
+        Process p = launchAgent(node, gpus, server, log);
         waitFor(Duration.ofSeconds(60), "agent " + node + " starts (" + log + ")", () -> {
             try {
                 return Files.readString(dir.resolve(log)).contains("started with");

@@ -275,12 +275,22 @@ public final class NodeAgent implements AutoCloseable {
     /**
      * How long the server may be out of reach before the agent stops its jobs: the server's node-lost
      * timeout less the kill grace period and one report interval, so the jobs are gone before the server
-     * gives their GPUs (and, with restart policy requeue, the jobs themselves) to another node. The price:
-     * a server outage longer than this stops the jobs too; at-most-once running wins over availability.
+     * gives their GPUs (and, with restart policy requeue, the jobs themselves) to another node. Never less
+     * than half the timeout (nor two intervals), so a report the server holds for an interval, or a slow
+     * answer, never looks like an outage; when the grace period leaves no room for that, fencing stops the
+     * jobs with a shorter one ({@link #fenceGrace}). The price of fencing: a server outage longer than this
+     * stops the jobs too; at-most-once running wins over availability.
      */
     Duration fenceAfter() {
-        long ms = nodeLostTimeoutMs - config.runner().killGrace().toMillis() - interval.toMillis();
-        return Duration.ofMillis(Math.max(ms, interval.toMillis()));
+        long timeout = nodeLostTimeoutMs;
+        long i = interval.toMillis();
+        return Duration.ofMillis(Math.max(Math.max(timeout / 2, 2 * i), timeout - config.runner().killGrace().toMillis() - i));
+    }
+
+    /** The SIGTERM-to-SIGKILL grace of a fenced job: the configured one, shortened to end before the server's timeout. */
+    Duration fenceGrace() {
+        long room = nodeLostTimeoutMs - interval.toMillis() - fenceAfter().toMillis();
+        return Duration.ofMillis(Math.clamp(room, 0, config.runner().killGrace().toMillis()));
     }
 
     private void fenceIfCutOff() {
@@ -290,7 +300,7 @@ public final class NodeAgent implements AutoCloseable {
         for (RunningJob j : runner.running()) {
             if (j.stopping()) continue;
             runner.stop(j.key(), JobPhase.STOPPED, "fenced: the server has been unreachable for " + silentMs / 1000
-                    + " s and will have declared this node lost (after " + nodeLostTimeoutMs / 1000 + " s)");
+                    + " s and will have declared this node lost (after " + nodeLostTimeoutMs / 1000 + " s)", fenceGrace());
         }
     }
 

@@ -54,6 +54,10 @@ class AgentStartBench {
         ServerOptions o = TestServer.options(dir.resolve("server")).withCluster(null).withPolicy("fcfs")
                 .withAgents(new AgentSettings(1000, 30_000));
         List<Process> agents = new ArrayList<>();
+        // -Dgpupool.agent.bench.jfr=DIR: a profile of the server (and the bench's clients) in DIR/server.jfr
+        String jfr = System.getProperty("gpupool.agent.bench.jfr");
+        jdk.jfr.Recording recording = jfr == null ? null : new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+        if (recording != null) recording.start();
         try (TestServer s = TestServer.start(o)) {
             String join = s.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
             for (int i = 0; i < AGENTS; i++) {
@@ -87,6 +91,10 @@ class AgentStartBench {
                     sustained, SLOTS, sus.seconds(), sustained / sus.seconds(), perJob(cpu1[0] - cpu0[0], sustained),
                     perJob(cpu1[1] - cpu0[1], sustained), loadAverage());
         } finally {
+            if (recording != null) {
+                recording.dump(Path.of(jfr, "server.jfr"));
+                recording.close();
+            }
             for (Process p : agents) p.destroy(); // SIGTERM: a profiling recording (-Dgpupool.agent.bench.jvmArg) is written at exit
             for (Process p : agents) if (!p.waitFor(20, TimeUnit.SECONDS)) p.destroyForcibly();
         }
