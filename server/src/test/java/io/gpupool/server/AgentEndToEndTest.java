@@ -76,12 +76,12 @@ class AgentEndToEndTest {
             List<String> stubborn = new ArrayList<>();
             for (int i = 0; i < STUBBORN; i++) {
                 stubborn.add(s.post("/api/v1/jobs", team, Map.of("name", "stubborn-" + i, "numGpus", 1, "command",
-                        List.of("sh", "-c", script("trap '' TERM; sleep 30")))).text("id"));
+                        List.of("sh", "-c", "trap '' TERM; " + script("sleep 30")))).text("id"));
             }
-            // cancel the stubborn ones once their processes run: their GPUs go to the next jobs at once
+            // cancel the stubborn ones once their processes run (and ignore SIGTERM): their GPUs go to the next jobs at once
             for (String id : stubborn) {
-                TestServer.eventually(Duration.ofSeconds(60), "stubborn " + id + " runs", () -> s.get("/api/v1/jobs/" + id, team).body().path("attempts")
-                        .findValuesAsText("state").contains("RUNNING"));
+                TestServer.eventually(Duration.ofSeconds(60), "stubborn " + id + " runs", () -> s.get("/api/v1/jobs/" + id + "/logs", team).body()
+                        .path("text").asText().contains("start "));
                 assertThat(s.delete("/api/v1/jobs/" + id, team).status()).isEqualTo(200);
             }
             TestServer.eventually(Duration.ofSeconds(150), "all jobs end", () -> s.get("/api/v1/pool", ADMIN).body().path("runningCount").asInt() == 0
