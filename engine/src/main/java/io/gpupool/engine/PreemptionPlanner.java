@@ -46,7 +46,7 @@ final class PreemptionPlanner {
             if (!fits) return null;
             for (int i = chosen.size() - 1; i >= 0 && chosen.size() > 1; i--) {
                 JobState v = chosen.get(i);
-                cluster.apply(v.allocation().grants());
+                cluster.reinstate(v.allocation().grants());
                 if (fits(cluster, pipeline, profile, job)) chosen.remove(i);
                 else cluster.release(v.allocation().grants());
             }

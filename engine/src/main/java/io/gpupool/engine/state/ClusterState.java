@@ -91,13 +91,26 @@ public final class ClusterState {
 
     // ---- mutation -------------------------------------------------------------------------------
 
-    /** Takes the grants' capacity. Throws if any grant does not fit (a bug in the caller). */
+    /** Takes the grants' capacity for new work. Throws if any grant does not fit (a bug in the caller). */
     public void apply(List<GpuGrant> grants) {
+        take(grants, true);
+    }
+
+    /**
+     * Gives a job back grants it held before and that were released in a what-if (a preemption plan
+     * sparing a victim). Every capacity rule holds as for {@link #apply}, but not the health rule: a job keeps
+     * running on a GPU that turned unhealthy under it, so its grant there is still its own.
+     */
+    public void reinstate(List<GpuGrant> grants) {
+        take(grants, false);
+    }
+
+    private void take(List<GpuGrant> grants, boolean newWork) {
         for (GpuGrant g : grants) {
             NodeState n = nodes.get(g.node());
             int i = g.gpu();
-            boolean ok = g.exclusive() ? n.isFullyFree(i)
-                    : n.canShare(i) && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib();
+            boolean ok = (!newWork || n.healthy[i]) && (g.exclusive() ? n.tasks[i] == 0
+                    : n.tasks[i] < n.spec.splitCount() && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib());
             if (!ok) throw new IllegalStateException("grant does not fit: " + g + " on " + n.name());
             record(n, i);
             usedMilli += g.milli();

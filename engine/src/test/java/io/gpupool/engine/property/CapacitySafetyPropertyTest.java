@@ -45,7 +45,7 @@ class CapacitySafetyPropertyTest {
         return SchedulerOps.ops(true).list().ofMinSize(15).ofMaxSize(80);
     }
 
-    @Property(tries = 350, shrinking = ShrinkingMode.FULL)
+    @Property(tries = 350, shrinking = ShrinkingMode.BOUNDED)
     void noGpuIsOverCommittedAndEveryRunningGangIsWholeAndWellPlaced(
             @ForAll("policies") String policy,
             @ForAll("placements") String placement,
@@ -65,7 +65,7 @@ class CapacitySafetyPropertyTest {
      * Nothing accepted that cannot be honoured: once every node is uncordoned and healthy, draining the pool
      * (complete everything, schedule) starts every accepted job.
      */
-    @Property(tries = 200, shrinking = ShrinkingMode.FULL)
+    @Property(tries = 200, shrinking = ShrinkingMode.BOUNDED)
     void everyAcceptedJobRunsOnceThePoolIsHealthyAndDrained(
             @ForAll("policies") String policy,
             @ForAll("placements") String placement,

@@ -73,7 +73,7 @@ class CheckpointRollbackPropertyTest {
     /** What the test remembers at a checkpoint. */
     private record Saved(int mark, String state, List<String> index, List<GpuGrant> held) {}
 
-    @Property(tries = 300, shrinking = ShrinkingMode.FULL)
+    @Property(tries = 300, shrinking = ShrinkingMode.BOUNDED)
     void rollbackRestoresTheExactPriorStateAndTheIndexMatchesAFreshState(
             @ForAll("clusters") List<PropertyPools.NodeGen> cluster, @ForAll("ops") List<Op> ops) {
         ClusterSpec spec = PropertyPools.spec(cluster);
@@ -139,7 +139,7 @@ class CheckpointRollbackPropertyTest {
      * exactly as it was, so a dry run (a reservation, a preemption what-if) cannot change which node a
      * later placement picks among equally good ones.
      */
-    @Property(tries = 200, shrinking = ShrinkingMode.FULL)
+    @Property(tries = 200, shrinking = ShrinkingMode.BOUNDED)
     void rollbackRestoresTheIndexVisitingOrderExactly(
             @ForAll("clusters") List<PropertyPools.NodeGen> cluster, @ForAll("ops") List<Op> before, @ForAll("ops") List<Op> inside) {
         ClusterSpec spec = PropertyPools.spec(cluster);
