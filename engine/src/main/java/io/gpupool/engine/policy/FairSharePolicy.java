@@ -80,6 +80,12 @@ public final class FairSharePolicy implements QueuePolicy {
         return "non-preemptible job would exceed tenant " + job.spec().tenant() + "'s guarantee, and borrowed GPUs must be reclaimable";
     }
 
+    /** Only a job that stays within its tenant's guarantee reclaims; without guarantees nobody does. */
+    @Override
+    public boolean mayPreemptAny(PolicyContext ctx, JobState job) {
+        return belowGuarantee(ctx.ledger(), job.spec().tenant(), job.gpuUnits());
+    }
+
     /** Reclaim: a job within its tenant's guarantee may preempt jobs of tenants above theirs. */
     @Override
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {

@@ -28,6 +28,15 @@ public interface QueuePolicy {
         return false;
     }
 
+    /**
+     * Whether {@code job} could preempt anything now, checked before the running jobs are scanned for
+     * victims: false spares that scan when the answer does not depend on the victim (e.g. a tenant above its
+     * guarantee reclaims nothing). Must be true whenever {@link #mayPreempt} is true for some running job.
+     */
+    default boolean mayPreemptAny(PolicyContext ctx, JobState job) {
+        return preemptive();
+    }
+
     /** Order in which victims are taken (cheapest first): lowest priority, least work lost, fewest GPUs. */
     default Comparator<JobState> victimOrder(PolicyContext ctx) {
         long now = ctx.nowMs();
