@@ -34,6 +34,13 @@ public final class LasPolicy implements QueuePolicy {
                 .thenComparingLong(j -> j.spec().submitTimeMs()));
     }
 
+    /** A job in the last queue has no later queue to take GPUs from. */
+    @Override
+    public boolean mayPreemptAny(PolicyContext ctx, JobState job) {
+        List<Double> th = ctx.config().lasThresholdsGpuSec();
+        return queueOf(job, ctx.nowMs(), th) < th.size();
+    }
+
     @Override
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
         List<Double> th = ctx.config().lasThresholdsGpuSec();
