@@ -36,6 +36,7 @@ final class PreemptionPlanner {
             List<JobState> chosen = new ArrayList<>();
             boolean fits = false;
             for (JobState v : candidates) {
+                if (!policy.mayAlsoPreempt(ctx, job, v, chosen)) continue;
                 cluster.release(v.allocation().grants());
                 chosen.add(v);
                 if (fits(cluster, pipeline, profile, job)) { fits = true; break; }

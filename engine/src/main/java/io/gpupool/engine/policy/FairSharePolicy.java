@@ -96,6 +96,20 @@ public final class FairSharePolicy implements QueuePolicy {
         return va.gpus() > va.config().guaranteedGpus() + 1e-9;
     }
 
+    /**
+     * Reclaim takes only what borrowers borrowed: a victim's tenant must still be above its guarantee once
+     * the victims already chosen from it are gone (otherwise a reclaim could push a tenant that borrowed one
+     * GPU far below its own guarantee while other borrowers keep theirs).
+     */
+    @Override
+    public boolean mayAlsoPreempt(PolicyContext ctx, JobState job, JobState victim, List<JobState> chosen) {
+        String v = victim.spec().tenant();
+        double taken = 0;
+        for (JobState c : chosen) if (c.spec().tenant().equals(v)) taken += c.gpuUnits();
+        TenantLedger.Account va = ctx.ledger().account(v);
+        return va.gpus() - taken > va.config().guaranteedGpus() + 1e-9;
+    }
+
     @Override
     public Comparator<JobState> victimOrder(PolicyContext ctx) {
         TenantLedger ledger = ctx.ledger();

@@ -37,6 +37,14 @@ public interface QueuePolicy {
         return preemptive();
     }
 
+    /**
+     * Whether {@code victim} may be taken for {@code job} on top of the victims already {@code chosen} for it
+     * in the same plan (checked as the plan grows). Default: yes.
+     */
+    default boolean mayAlsoPreempt(PolicyContext ctx, JobState job, JobState victim, java.util.List<JobState> chosen) {
+        return true;
+    }
+
     /** Order in which victims are taken (cheapest first): lowest priority, least work lost, fewest GPUs. */
     default Comparator<JobState> victimOrder(PolicyContext ctx) {
         long now = ctx.nowMs();
