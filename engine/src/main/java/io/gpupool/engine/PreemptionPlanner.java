@@ -9,43 +9,73 @@ import io.gpupool.engine.state.ClusterState;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.List;
-import java.util.PriorityQueue;
 
 /**
  * Chooses which running jobs to stop so a job can start: victims the policy allows, cheapest first,
  * released one by one until the job fits; then every victim that is not needed after all is spared
  * (kube-scheduler's "reprieve"), most expensive first. Works entirely inside a checkpoint: the cluster
  * is left as it was.
+ *
+ * <p>One planner serves one round. It orders the preemptible running jobs by the policy's victim order
+ * once, when the round first looks for victims, and every blocked job of the round walks that list: a round
+ * with many blocked jobs costs one sort plus a short walk per job, not a scan of every running job per job.
+ * Jobs that start during the round (including victims that start again) are not victims in it.
  */
 final class PreemptionPlanner {
     /** Victims tried per blocked job; bounds the cost of a round on a busy pool. */
     static final int MAX_CANDIDATES = 256;
 
-    private PreemptionPlanner() {}
+    private final PolicyContext ctx;
+    private final QueuePolicy policy;
+    private final PlacementPipeline pipeline;
+    private final WorkloadProfile profile;
+    private final JobState[] byCost;
+    private final int[] runOf;     // each entry's preemption count when listed: a job preempted since is another run
+    private int first;             // entries before it have all been preempted
+
+    PreemptionPlanner(PolicyContext ctx, QueuePolicy policy, PlacementPipeline pipeline, WorkloadProfile profile,
+                      Collection<JobState> running) {
+        this.ctx = ctx;
+        this.policy = policy;
+        this.pipeline = pipeline;
+        this.profile = profile;
+        List<JobState> preemptible = new ArrayList<>();
+        for (JobState v : running) if (v.spec().preemptible()) preemptible.add(v);
+        preemptible.sort(policy.victimOrder(ctx));
+        byCost = preemptible.toArray(new JobState[0]);
+        runOf = new int[byCost.length];
+        for (int i = 0; i < byCost.length; i++) runOf[i] = byCost[i].preemptions();
+    }
 
     /** The victims to preempt, or null when no allowed set makes the job fit. */
-    static List<JobState> plan(PolicyContext ctx, QueuePolicy policy, PlacementPipeline pipeline, WorkloadProfile profile,
-                               JobState job, Collection<JobState> running) {
-        List<JobState> candidates = cheapest(ctx, policy, job, running);
+    List<JobState> plan(JobState job) {
+        List<JobState> candidates = cheapest(job);
         if (candidates.isEmpty()) return null;
         ClusterState cluster = ctx.cluster();
         int mark = cluster.checkpoint();
         try {
-            List<JobState> chosen = new ArrayList<>();
-            boolean fits = false;
+            // one placement says whether all allowed victims together make room; most blocked jobs stop here
+            List<JobState> allowed = new ArrayList<>();
+            int all = cluster.checkpoint();
             for (JobState v : candidates) {
-                if (!policy.mayAlsoPreempt(ctx, job, v, chosen)) continue;
+                if (!policy.mayAlsoPreempt(ctx, job, v, allowed)) continue;
+                cluster.release(v.allocation().grants());
+                allowed.add(v);
+            }
+            boolean enough = !allowed.isEmpty() && fits(cluster, job);
+            cluster.rollback(all);
+            if (!enough) return null;
+            List<JobState> chosen = new ArrayList<>();
+            for (JobState v : allowed) {
                 cluster.release(v.allocation().grants());
                 chosen.add(v);
-                if (fits(cluster, pipeline, profile, job)) { fits = true; break; }
+                if (fits(cluster, job)) break;
             }
-            if (!fits) return null;
             for (int i = chosen.size() - 1; i >= 0 && chosen.size() > 1; i--) {
                 JobState v = chosen.get(i);
                 cluster.reinstate(v.allocation().grants());
-                if (fits(cluster, pipeline, profile, job)) chosen.remove(i);
+                if (fits(cluster, job)) chosen.remove(i);
                 else cluster.release(v.allocation().grants());
             }
             return chosen;
@@ -54,27 +84,22 @@ final class PreemptionPlanner {
         }
     }
 
-    /**
-     * The {@value #MAX_CANDIDATES} cheapest allowed victims, cheapest first: a bounded max-heap over the
-     * running jobs, so a busy pool costs O(n log 256) per blocked job instead of sorting every candidate.
-     */
-    private static List<JobState> cheapest(PolicyContext ctx, QueuePolicy policy, JobState job, Collection<JobState> running) {
-        Comparator<JobState> order = policy.victimOrder(ctx);
-        PriorityQueue<JobState> dearestOnTop = new PriorityQueue<>(order.reversed());
-        for (JobState v : running) {
-            if (!v.spec().preemptible() || !policy.mayPreempt(ctx, job, v)) continue;
-            if (dearestOnTop.size() < MAX_CANDIDATES) dearestOnTop.add(v);
-            else if (order.compare(v, dearestOnTop.peek()) < 0) {
-                dearestOnTop.poll();
-                dearestOnTop.add(v);
+    /** Up to {@value #MAX_CANDIDATES} allowed victims, cheapest first, still in the run they were listed in. */
+    private List<JobState> cheapest(JobState job) {
+        List<JobState> out = new ArrayList<>();
+        for (int i = first; i < byCost.length && out.size() < MAX_CANDIDATES; i++) {
+            JobState v = byCost[i];
+            boolean sameRun = v.status() == JobStatus.RUNNING && v.preemptions() == runOf[i];
+            if (!sameRun) {
+                if (i == first) first++;
+                continue;
             }
+            if (policy.mayPreempt(ctx, job, v)) out.add(v);
         }
-        List<JobState> out = new ArrayList<>(dearestOnTop);
-        out.sort(order);
         return out;
     }
 
-    private static boolean fits(ClusterState cluster, PlacementPipeline pipeline, WorkloadProfile profile, JobState job) {
+    private boolean fits(ClusterState cluster, JobState job) {
         return pipeline.place(new CycleState(cluster, job.spec(), profile, null), false).ok();
     }
 }

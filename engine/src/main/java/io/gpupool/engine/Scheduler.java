@@ -157,6 +157,7 @@ public final class Scheduler {
         List<String> preempted = new ArrayList<>();
         Map<String, String> failedShapes = new HashMap<>();
         Set<String> noVictims = new HashSet<>();
+        PreemptionPlanner planner = null;
         Reservation reservation = null;
         int backfillLeft = config.backfillDepth();
         JobState job;
@@ -204,7 +205,8 @@ public final class Scheduler {
             // later jobs of the same shape and tenant have no more victims to choose from
             String victimKey = shape + "|" + job.spec().tenant();
             if (policy.preemptive() && !noVictims.contains(victimKey) && policy.mayPreemptAny(ctx, job)) {
-                List<JobState> victims = PreemptionPlanner.plan(ctx, policy, pipeline, profile, job, running.values());
+                if (planner == null) planner = new PreemptionPlanner(ctx, policy, pipeline, profile, running.values());
+                List<JobState> victims = planner.plan(job);
                 if (victims == null) {
                     noVictims.add(victimKey);
                 } else {

@@ -26,19 +26,24 @@ public final class LasPolicy implements QueuePolicy {
         return q;
     }
 
+    /** Highest queue of any job, running or pending, when this round's order was made: no victim is above it. */
+    private int highestQueue;
+
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
         List<Double> th = ctx.config().lasThresholdsGpuSec();
         long now = ctx.nowMs();
+        highestQueue = 0;
+        for (JobState j : ctx.running()) highestQueue = Math.max(highestQueue, queueOf(j, now, th));
+        for (JobState j : pending) highestQueue = Math.max(highestQueue, queueOf(j, now, th));
         return JobQueue.sorted(pending, Comparator.comparingInt((JobState j) -> queueOf(j, now, th))
                 .thenComparingLong(j -> j.spec().submitTimeMs()));
     }
 
-    /** A job in the last queue has no later queue to take GPUs from. */
+    /** Only a job below the highest queue in use this round has a later queue to take GPUs from. */
     @Override
     public boolean mayPreemptAny(PolicyContext ctx, JobState job) {
-        List<Double> th = ctx.config().lasThresholdsGpuSec();
-        return queueOf(job, ctx.nowMs(), th) < th.size();
+        return queueOf(job, ctx.nowMs(), ctx.config().lasThresholdsGpuSec()) < highestQueue;
     }
 
     @Override

@@ -32,6 +32,7 @@ public interface QueuePolicy {
      * Whether {@code job} could preempt anything now, checked before the running jobs are scanned for
      * victims: false spares that scan when the answer does not depend on the victim (e.g. a tenant above its
      * guarantee reclaims nothing). Must be true whenever {@link #mayPreempt} is true for some running job.
+     * Called during a round, after that round's {@link #queue}.
      */
     default boolean mayPreemptAny(PolicyContext ctx, JobState job) {
         return preemptive();
