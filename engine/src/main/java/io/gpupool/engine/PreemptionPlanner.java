@@ -95,6 +95,7 @@ final class PreemptionPlanner {
                 continue;
             }
             if (policy.mayPreempt(ctx, job, v)) out.add(v);
+            else if (policy.allowedVictimsComeFirst()) break;
         }
         return out;
     }

@@ -26,7 +26,7 @@ public final class LasPolicy implements QueuePolicy {
         return q;
     }
 
-    /** Highest queue of any job, running or pending, when this round's order was made: no victim is above it. */
+    /** Highest queue of a running job when this round's order was made: no victim of the round is above it. */
     private int highestQueue;
 
     @Override
@@ -35,7 +35,6 @@ public final class LasPolicy implements QueuePolicy {
         long now = ctx.nowMs();
         highestQueue = 0;
         for (JobState j : ctx.running()) highestQueue = Math.max(highestQueue, queueOf(j, now, th));
-        for (JobState j : pending) highestQueue = Math.max(highestQueue, queueOf(j, now, th));
         return JobQueue.sorted(pending, Comparator.comparingInt((JobState j) -> queueOf(j, now, th))
                 .thenComparingLong(j -> j.spec().submitTimeMs()));
     }
@@ -50,6 +49,12 @@ public final class LasPolicy implements QueuePolicy {
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
         List<Double> th = ctx.config().lasThresholdsGpuSec();
         return queueOf(victim, ctx.nowMs(), th) > queueOf(job, ctx.nowMs(), th);
+    }
+
+    /** Victims are ordered by queue, latest first, and allowed in a queue later than the job's. */
+    @Override
+    public boolean allowedVictimsComeFirst() {
+        return true;
     }
 
     @Override
