@@ -20,7 +20,8 @@ import java.util.List;
  * <p>One planner serves one round. It orders the preemptible running jobs by the policy's victim order
  * once, when the round first looks for victims, and every blocked job of the round walks that list: a round
  * with many blocked jobs costs one sort plus a short walk per job, not a scan of every running job per job.
- * Jobs that start during the round (including victims that start again) are not victims in it.
+ * A job that started at this very instant (in this round, or a victim that started again) is no victim:
+ * stopping it would waste nothing but churn.
  */
 final class PreemptionPlanner {
     /** Victims tried per blocked job; bounds the cost of a round on a busy pool. */
@@ -41,7 +42,7 @@ final class PreemptionPlanner {
         this.pipeline = pipeline;
         this.profile = profile;
         List<JobState> preemptible = new ArrayList<>();
-        for (JobState v : running) if (v.spec().preemptible()) preemptible.add(v);
+        for (JobState v : running) if (v.spec().preemptible() && v.runStartMs() < ctx.nowMs()) preemptible.add(v);
         preemptible.sort(policy.victimOrder(ctx));
         byCost = preemptible.toArray(new JobState[0]);
         runOf = new int[byCost.length];

@@ -32,8 +32,8 @@ public interface QueuePolicy {
      * Whether {@code job} could preempt anything now, checked before the running jobs are scanned for
      * victims: false spares that scan when the answer does not depend on the victim (e.g. a tenant above its
      * guarantee reclaims nothing). Must be true whenever {@link #mayPreempt} is true for some job that was
-     * running when the round began (jobs started during a round are not its victims). Called during a round,
-     * after that round's {@link #queue}.
+     * running when the round began (a job started at the round's instant is never a victim). Called during a
+     * round, after that round's {@link #queue}.
      */
     default boolean mayPreemptAny(PolicyContext ctx, JobState job) {
         return preemptive();
