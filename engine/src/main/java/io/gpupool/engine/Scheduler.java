@@ -3,6 +3,7 @@ package io.gpupool.engine;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.PlacementPipeline;
 import io.gpupool.engine.placement.PlacementResult;
+import io.gpupool.engine.placement.ReplicaDemand;
 import io.gpupool.engine.placement.WorkloadProfile;
 import io.gpupool.engine.policy.BlockingMode;
 import io.gpupool.engine.policy.HistoryMedianPredictor;
@@ -387,13 +388,20 @@ public final class Scheduler {
         return s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels());
     }
 
-    /** EASY: the earliest time the job fits if running jobs end as expected, and the GPUs it would take. */
+    /**
+     * EASY: the earliest time the job fits if running jobs end as expected, and the GPUs it would take.
+     * Called when the job does not fit now; running jobs are released in order of expected end, and the job
+     * is placed again only when a released job leaves a node that could now hold one of its replicas.
+     */
     private Reservation reserve(PolicyContext ctx, JobState job) {
         ExpectedEnds ends = new ExpectedEnds(running.values(), ctx);
+        ReplicaDemand demand = ReplicaDemand.of(job.spec());
         int mark = cluster.checkpoint();
         try {
             while (!ends.isEmpty()) {
-                cluster.release(ends.next().allocation.grants());
+                List<GpuGrant> freed = ends.next().allocation.grants();
+                cluster.release(freed);
+                if (!anyCouldHoldReplica(freed, job.spec(), demand)) continue;
                 PlacementResult p = pipeline.place(cycle(job, null), false);
                 if (p.ok()) {
                     Set<Long> gpus = new HashSet<>();
@@ -405,5 +413,25 @@ public final class Scheduler {
         } finally {
             cluster.rollback(mark);
         }
+    }
+
+    /**
+     * Whether a node the grants were on could now hold one replica, by the capacity filter's measure (a
+     * necessary condition for placing). If none can, the nodes able to hold a replica are the same as before
+     * the release and a placement that failed would fail again.
+     */
+    private boolean anyCouldHoldReplica(List<GpuGrant> freed, JobSpec job, ReplicaDemand d) {
+        int last = -1;
+        for (GpuGrant g : freed) {
+            if (g.node() == last) continue;
+            last = g.node();
+            NodeState n = cluster.node(g.node());
+            if (n.cordoned() || !job.allows(n.model())) continue;
+            if (!d.exclusive() ? n.maxShareableMilli() >= d.milli()
+                    : d.requireNvlink() && d.gpus() > 1 ? n.maxIdleInNvlinkDomain() >= d.gpus() : n.fullyFreeGpus() >= d.gpus()) {
+                return true;
+            }
+        }
+        return false;
     }
 }

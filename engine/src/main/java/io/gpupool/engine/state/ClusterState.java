@@ -100,6 +100,7 @@ public final class ClusterState {
     public Map<NodeShape, Integer> nodeShapes() {
         return java.util.Collections.unmodifiableMap(shapes);
     }
+
     /** Compute capacity of all GPUs, in thousandths of a GPU. */
     public long totalMilli() { return totalMilli; }
     /** Physical GPU memory of all GPUs. */
