@@ -15,8 +15,9 @@ import net.jqwik.api.lifecycle.PropertyLifecycleContext;
  * <p>Normal build: every property runs with a fixed seed derived from its name, so CI is deterministic
  * (a failure reproduces on every machine) and never flaky. Soak: {@code -Dgpupool.soak.tries=N} gives
  * every property N tries with a random seed, to hunt for new counterexamples; {@code -Dgpupool.soak.seed=S}
- * replays the seed a failing soak printed. Shrinking is always bounded, so a failure never hangs the build.
- * The command is in docs/architecture.md ("Testing").
+ * with the same tries replays the seed a failing soak printed (the tries set jqwik's generation size too).
+ * Shrinking is always bounded, so a failure never hangs the build. The command is in docs/architecture.md
+ * ("Testing the engine").
  */
 public final class PropertySeeds implements AroundPropertyHook {
     static final String TRIES = "gpupool.soak.tries";
