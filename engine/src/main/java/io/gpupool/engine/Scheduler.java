@@ -4,6 +4,7 @@ import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.engine.placement.PlacementPipeline;
 import io.gpupool.engine.placement.PlacementResult;
+import io.gpupool.engine.placement.ReplicaDemand;
 import io.gpupool.engine.placement.WorkloadProfile;
 import io.gpupool.engine.policy.BlockingMode;
 import io.gpupool.engine.policy.HistoryMedianPredictor;
@@ -23,7 +24,6 @@ import io.gpupool.model.JobSpec;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -231,6 +231,7 @@ public final class Scheduler {
         List<String> preempted = new ArrayList<>();
         Map<String, String> failedShapes = new HashMap<>();
         Set<String> noVictims = new HashSet<>();
+        PreemptionPlanner planner = null;
         Reservation reservation = null;
         int backfillLeft = config.backfillDepth();
         JobState job;
@@ -277,8 +278,9 @@ public final class Scheduler {
             }
             // later jobs of the same shape and tenant have no more victims to choose from
             String victimKey = shape + "|" + job.spec().tenant();
-            if (policy.preemptive() && !noVictims.contains(victimKey)) {
-                List<JobState> victims = PreemptionPlanner.plan(ctx, policy, pipeline, profile, job, running.values());
+            if (policy.preemptive() && !noVictims.contains(victimKey) && policy.mayPreemptAny(ctx, job)) {
+                if (planner == null) planner = new PreemptionPlanner(ctx, policy, pipeline, profile, running.values());
+                List<JobState> victims = planner.plan(job);
                 if (victims == null) {
                     noVictims.add(victimKey);
                 } else {
@@ -465,27 +467,50 @@ public final class Scheduler {
         return s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels());
     }
 
-    /** EASY: the earliest time the job fits if running jobs end as expected, and the GPUs it would take. */
+    /**
+     * EASY: the earliest time the job fits if running jobs end as expected, and the GPUs it would take.
+     * Called when the job does not fit now; running jobs are released in order of expected end, and the job
+     * is placed again only when a released job leaves a node that could now hold one of its replicas.
+     */
     private Reservation reserve(PolicyContext ctx, JobState job) {
-        long now = ctx.nowMs();
-        List<JobState> byEnd = new ArrayList<>(running.values());
-        Map<String, Long> end = new HashMap<>();
-        for (JobState r : byEnd) end.put(r.id(), now + Math.max(1000, ctx.expectedRuntimeMs(r) - r.attainedMs(now)));
-        byEnd.sort(Comparator.comparingLong((JobState r) -> end.get(r.id())).thenComparingLong(JobState::seq));
+        ExpectedEnds ends = new ExpectedEnds(running.values(), ctx);
+        ReplicaDemand demand = ReplicaDemand.of(job.spec());
         int mark = cluster.checkpoint();
         try {
-            for (JobState r : byEnd) {
-                cluster.release(r.allocation.grants());
+            while (!ends.isEmpty()) {
+                List<GpuGrant> freed = ends.next().allocation.grants();
+                cluster.release(freed);
+                if (!anyCouldHoldReplica(freed, job.spec(), demand)) continue;
                 PlacementResult p = pipeline.place(cycle(job, null), false);
                 if (p.ok()) {
                     Set<Long> gpus = new HashSet<>();
                     for (GpuGrant g : p.allocation().grants()) gpus.add(CycleState.gpuKey(g.node(), g.gpu()));
-                    return new Reservation(job.id(), end.get(r.id()), gpus);
+                    return new Reservation(job.id(), ends.lastEndMs(), gpus);
                 }
             }
             return null;
         } finally {
             cluster.rollback(mark);
         }
+    }
+
+    /**
+     * Whether a node the grants were on could now hold one replica, by the capacity filter's measure (a
+     * necessary condition for placing). If none can, the nodes able to hold a replica are the same as before
+     * the release and a placement that failed would fail again.
+     */
+    private boolean anyCouldHoldReplica(List<GpuGrant> freed, JobSpec job, ReplicaDemand d) {
+        int last = -1;
+        for (GpuGrant g : freed) {
+            if (g.node() == last) continue;
+            last = g.node();
+            NodeState n = cluster.node(g.node());
+            if (n.cordoned() || !job.allows(n.model())) continue;
+            if (!d.exclusive() ? n.maxShareableMilli() >= d.milli()
+                    : d.requireNvlink() && d.gpus() > 1 ? n.maxIdleInNvlinkDomain() >= d.gpus() : n.fullyFreeGpus() >= d.gpus()) {
+                return true;
+            }
+        }
+        return false;
     }
 }
