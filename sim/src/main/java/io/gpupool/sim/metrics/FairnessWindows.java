@@ -17,7 +17,7 @@ import java.util.List;
  * while it was short is what differs.
  */
 public final class FairnessWindows {
-    /** One window: its start, the contended time in it, and Jain's index over its active tenants. */
+    /** One window: its start (ms since the first submit), the contended time in it, and Jain's index over its active tenants. */
     public record Window(long startMs, long contendedMs, double jain, int tenants) {}
 
     private final long originMs;
@@ -80,7 +80,7 @@ public final class FairnessWindows {
                 sq += x * x;
                 n++;
             }
-            if (n > 0) windows.add(new Window(originMs + windowIndex * windowMs, contendedMs, sq == 0 ? 1.0 : sum * sum / (n * sq), n));
+            if (n > 0) windows.add(new Window(windowIndex * windowMs, contendedMs, sq == 0 ? 1.0 : sum * sum / (n * sq), n));
         }
         java.util.Arrays.fill(heldIntegral, 0);
         java.util.Arrays.fill(fairIntegral, 0);
