@@ -11,15 +11,16 @@ PHILLY=../shared/traces/philly/philly_jobs.csv
 
 run() {   # label, then the simulate arguments
   local label="$1"; shift
-  local times=()
+  local results=()
   for _ in $(seq "$REPEATS"); do
-    local start end
-    start=$(date +%s.%N)
-    GPUPOOL_JAVA_OPTS="-Xmx2g ${GPUPOOL_JAVA_OPTS:-}" ./gpupool simulate "$@" --policy "$POLICY" --quiet --output csv >/dev/null
-    end=$(date +%s.%N)
-    times+=("$(echo "$end - $start" | bc)")
+    # wall and CPU seconds (user + system: on a shared machine CPU time is the steadier figure)
+    results+=("$( { GPUPOOL_JAVA_OPTS="-Xmx2g ${GPUPOOL_JAVA_OPTS:-}" /usr/bin/time -f '%e %U %S' \
+        ./gpupool simulate "$@" --policy "$POLICY" --quiet --output csv >/dev/null; } 2>&1 | tail -1)")
   done
-  printf '%-28s best %6.2f s   runs: %s\n' "$label" "$(printf '%s\n' "${times[@]}" | sort -n | head -1)" "${times[*]}"
+  local best
+  best=$(printf '%s\n' "${results[@]}" | sort -n | head -1)
+  printf '%-24s best wall %6.2f s, CPU %6.2f s   (runs, wall user sys: %s)\n' "$label" \
+    "$(echo "$best" | cut -d' ' -f1)" "$(echo "$best" | awk '{print $2 + $3}')" "$(IFS=';'; echo "${results[*]}")"
 }
 
 echo "policy $POLICY; $(nproc) CPUs; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -31,6 +31,16 @@ import java.util.Properties;
                 // One line per subcommand, in the order --help lists them.
                 CatalogCommand.class,
                 SimulateCommand.class,
+                ServerCommand.class,
+                SubmitCommand.class,
+                StatusCommand.class,
+                CancelCommand.class,
+                QueueCommand.class,
+                NodesCommand.class,
+                TopCommand.class,
+                LoadgenCommand.class,
+                K8sCommand.class,
+                GpusCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class GpupoolCommand {

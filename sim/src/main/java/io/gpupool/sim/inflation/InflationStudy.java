@@ -65,15 +65,16 @@ public final class InflationStudy {
     public Curve run(String label, PlacementConfig placement) {
         Scheduler scheduler = new Scheduler(cluster, SchedulerConfig.defaults("fcfs").withPlacement(placement));
         SplittableRandom rnd = new SplittableRandom(seed);
-        double capacity = cluster.totalGpus();
-        double arrived = 0, allocated = 0;
-        double nextMark = stepPct;
+        // demand in thousandths of a GPU, kept as integers so that percentages and marks are exact
+        long capacity = cluster.totalGpus() * 1000L;
+        long arrived = 0, allocated = 0;
+        int nextMark = 1;
         List<Point> points = new ArrayList<>();
-        for (long i = 0; arrived * 100 / capacity < maxArrivedPct; i++) {
+        for (long i = 0; arrived * 100.0 / capacity < maxArrivedPct; i++) {
             JobSpec drawn = tasks.get(rnd.nextInt(tasks.size()));
             JobSpec task = JobSpec.builder("task-" + i).shape(drawn.shape()).share(drawn.share())
                     .allowedModels(drawn.allowedModels()).submitMs(i).build();
-            double demand = task.gpuMilliDemand() / 1000.0;
+            long demand = task.gpuMilliDemand();
             arrived += demand;
             SubmitResult r = scheduler.submit(task, i);
             if (r.accepted()) {
@@ -82,9 +83,9 @@ public final class InflationStudy {
                 else scheduler.cancel(task.id(), i);
             }
             if (scheduler.job(task.id()).status().terminal()) scheduler.forget(task.id());
-            while (arrived * 100 / capacity >= nextMark) {
-                points.add(new Point(round2(arrived * 100 / capacity), round2(allocated * 100 / arrived), round2(capacity - allocated)));
-                nextMark += stepPct;
+            while (arrived * 100.0 / capacity >= nextMark * stepPct) {
+                points.add(new Point(round2(arrived * 100.0 / capacity), round2(allocated * 100.0 / arrived), round2((capacity - allocated) / 1000.0)));
+                nextMark++;
             }
         }
         return new Curve(label, points);

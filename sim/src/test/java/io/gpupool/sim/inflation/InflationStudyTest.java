@@ -33,7 +33,8 @@ class InflationStudyTest {
 
     @Test
     void everyPlacementSeesTheSameDrawsAndPointsComeAtLeastEvery5Percent() {
-        var pool = ClusterSpecs.parse("4x4:A100-80GB", CATALOG);
+        // 64 GPUs: the largest task (2 GPUs) moves arrived demand by 3%
+        var pool = ClusterSpecs.parse("8x8:A100-80GB", CATALOG);
         List<JobSpec> tasks = List.of(JobSpec.builder("a").milli(300).build(), JobSpec.builder("b").milli(700).build(),
                 JobSpec.builder("c").gpus(2).build(), JobSpec.builder("d").gpus(1).build());
         var study = new InflationStudy(pool, tasks, 7, 110, 1);
