@@ -10,7 +10,9 @@ import java.util.TreeMap;
 
 /**
  * Where the time of {@link PlacementBenchmark}'s decisions goes, by job kind and outcome: runs the same
- * {@link SteadyPool} without JMH and times every decision with {@code System.nanoTime()}.
+ * {@link SteadyPool} without JMH and times every decision with {@code System.nanoTime()}. It also reports
+ * decisions per second of the benchmark thread's own CPU time, which stays put when other processes share
+ * the cores (wall-clock figures then include time the thread spent descheduled).
  *
  * <pre>java -cp bench/target/benchmarks.jar io.gpupool.bench.DecisionProfile [nodes...] [--placement P] [--decisions N]</pre>
  */
@@ -42,6 +44,8 @@ public final class DecisionProfile {
         Map<String, String> firstReason = new TreeMap<>();
         Map<String, Integer> counts = new TreeMap<>();
         long[] all = new long[decisions];
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpuStart = threads.getCurrentThreadCpuTime();
         long start = System.nanoTime();
         for (int i = 0; i < decisions; i++) {
             JobSpec job = pool.peek();
@@ -56,8 +60,10 @@ public final class DecisionProfile {
             if (!r.ok()) firstReason.putIfAbsent(kind(job), r.reason());
         }
         double secs = (System.nanoTime() - start) / 1e9;
-        System.out.printf(Locale.ROOT, "%n== %d nodes, placement %s: setup %d ms, %d decisions in %.2f s = %.0f decisions/s, utilisation %.3f, %d live allocations%n",
-                nodes, placement, setupMs, decisions, secs, decisions / secs, pool.utilisation(), pool.liveAllocations());
+        double cpuSecs = (threads.getCurrentThreadCpuTime() - cpuStart) / 1e9;
+        System.out.printf(Locale.ROOT, "%n== %d nodes, placement %s: setup %d ms, %d decisions in %.2f s = %.0f decisions/s"
+                        + " (%.0f per CPU-second of this thread), utilisation %.3f, %d live allocations%n",
+                nodes, placement, setupMs, decisions, secs, decisions / secs, decisions / cpuSecs, pool.utilisation(), pool.liveAllocations());
         // throughput per window of 10,000 decisions: shows phases where decisions get slow
         int window = 10_000;
         StringBuilder ws = new StringBuilder("  decisions/s per 10k-decision window:");

@@ -24,7 +24,6 @@ import io.gpupool.model.JobSpec;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -249,6 +248,7 @@ public final class Scheduler {
         List<String> preempted = new ArrayList<>();
         Map<String, String> failedShapes = new HashMap<>();
         Set<String> noVictims = new HashSet<>();
+        PreemptionPlanner planner = null;
         Reservation reservation = null;
         int backfillLeft = config.backfillDepth();
         JobState job;
@@ -295,8 +295,9 @@ public final class Scheduler {
             }
             // later jobs of the same shape and tenant have no more victims to choose from
             String victimKey = shape + "|" + job.spec().tenant();
-            if (policy.preemptive() && !noVictims.contains(victimKey)) {
-                List<JobState> victims = PreemptionPlanner.plan(ctx, policy, pipeline, profile, job, running.values());
+            if (policy.preemptive() && !noVictims.contains(victimKey) && policy.mayPreemptAny(ctx, job)) {
+                if (planner == null) planner = new PreemptionPlanner(ctx, policy, pipeline, profile, running.values());
+                List<JobState> victims = planner.plan(job);
                 if (victims == null) {
                     noVictims.add(victimKey);
                 } else {
@@ -487,20 +488,16 @@ public final class Scheduler {
 
     /** EASY: the earliest time the job fits if running jobs end as expected, and the GPUs it would take. */
     private Reservation reserve(PolicyContext ctx, JobState job) {
-        long now = ctx.nowMs();
-        List<JobState> byEnd = new ArrayList<>(running.values());
-        Map<String, Long> end = new HashMap<>();
-        for (JobState r : byEnd) end.put(r.id(), now + Math.max(1000, ctx.expectedRuntimeMs(r) - r.attainedMs(now)));
-        byEnd.sort(Comparator.comparingLong((JobState r) -> end.get(r.id())).thenComparingLong(JobState::seq));
+        ExpectedEnds ends = new ExpectedEnds(running.values(), ctx);
         int mark = cluster.checkpoint();
         try {
-            for (JobState r : byEnd) {
-                cluster.release(r.allocation.grants());
+            while (!ends.isEmpty()) {
+                cluster.release(ends.next().allocation.grants());
                 PlacementResult p = pipeline.place(cycle(job, null), false);
                 if (p.ok()) {
                     Set<Long> gpus = new HashSet<>();
                     for (GpuGrant g : p.allocation().grants()) gpus.add(CycleState.gpuKey(g.node(), g.gpu()));
-                    return new Reservation(job.id(), end.get(r.id()), gpus);
+                    return new Reservation(job.id(), ends.lastEndMs(), gpus);
                 }
             }
             return null;

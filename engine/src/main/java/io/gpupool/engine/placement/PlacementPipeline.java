@@ -11,6 +11,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.IntPredicate;
 
 /**
  * filter -> score -> bind for one job, replica by replica. The capacity index proposes nodes in the
@@ -76,7 +77,7 @@ public final class PlacementPipeline {
                 cluster.rollback(mark);
                 String which = job.shape().replicas() > 1 ? "replica " + (r + 1) + "/" + job.shape().replicas() + " (" + demand + ")" : demand.toString();
                 String cordoned = cluster.cordonedNodes() > 0 ? "; " + cluster.cordonedNodes() + " node" + (cluster.cordonedNodes() == 1 ? "" : "s") + " cordoned" : "";
-                return PlacementResult.failed("no node can hold " + which + ": " + choice.reasons() + cordoned);
+                return PlacementResult.failed("no node can hold " + which + ": " + choice.reasons(demand) + cordoned);
             }
             replicas.add(grant(cycle, demand, cluster.node(choice.node), choice.gpus));
         }
@@ -160,8 +161,11 @@ public final class PlacementPipeline {
     }
 
     private record ReplicaChoice(int node, int[] gpus, Map<String, Integer> reasonCounts, int visited) {
-        String reasons() {
-            if (reasonCounts.isEmpty()) return "no node of an allowed GPU model has that much free capacity";
+        String reasons(ReplicaDemand demand) {
+            if (reasonCounts.isEmpty()) {
+                return "no node of an allowed GPU model has that much free capacity"
+                        + (demand.exclusive() && demand.requireNvlink() && demand.gpus() > 1 ? " inside one NVLink domain" : "");
+            }
             StringBuilder sb = new StringBuilder();
             reasonCounts.forEach((k, v) -> sb.append(sb.isEmpty() ? "" : "; ").append(v).append(" node").append(v == 1 ? "" : "s").append(' ').append(k));
             return sb.toString();
@@ -174,7 +178,7 @@ public final class PlacementPipeline {
         List<Integer> nodes = new ArrayList<>();
         List<int[]> choices = new ArrayList<>();
         Map<String, Integer> reasons = new TreeMap<>();
-        cluster.visitCandidates(models, demand.gpus(), demand.shareMilli(), tightFirst, id -> {
+        IntPredicate visit = id -> {
             NodeState n = cluster.node(id);
             String why = filterNode(cycle, demand, n);
             if (why != null) { reasons.merge(why, 1, Integer::sum); return true; }
@@ -186,7 +190,12 @@ public final class PlacementPipeline {
             nodes.add(id);
             choices.add(gpus);
             return nodes.size() < limit;
-        });
+        };
+        if (demand.exclusive() && demand.requireNvlink() && demand.gpus() > 1) {
+            cluster.visitNvlinkCandidates(models, demand.gpus(), tightFirst, visit);
+        } else {
+            cluster.visitCandidates(models, demand.gpus(), demand.shareMilli(), tightFirst, visit);
+        }
         if (nodes.isEmpty()) return new ReplicaChoice(-1, null, reasons, 0);
         if (nodes.size() == 1) return new ReplicaChoice(nodes.getFirst(), choices.getFirst(), reasons, 1);
         int size = nodes.size();

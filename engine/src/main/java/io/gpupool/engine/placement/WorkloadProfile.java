@@ -2,7 +2,6 @@ package io.gpupool.engine.placement;
 
 import io.gpupool.model.JobSpec;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,19 +44,33 @@ public final class WorkloadProfile {
         dirty = true;
     }
 
-    /** Shapes by popularity, weights summing to 1; empty before any job was seen. */
+    /**
+     * Shapes by popularity (ties: first seen first), weights summing to 1; empty before any job was seen.
+     * Recomputed after each new observation by selecting the top {@value #MAX_SHAPES} in one pass (no sort):
+     * FGD asks for it on every decision and a job arrives between most decisions.
+     */
     public List<Shape> shapes() {
         if (!dirty) return cached;
-        List<Map.Entry<Key, long[]>> es = new ArrayList<>(counts.entrySet());
-        es.sort((a, b) -> Long.compare(b.getValue()[0], a.getValue()[0]));
-        List<Shape> out = new ArrayList<>();
-        long kept = 0;
-        for (int i = 0; i < Math.min(MAX_SHAPES, es.size()); i++) kept += es.get(i).getValue()[0];
-        for (int i = 0; i < Math.min(MAX_SHAPES, es.size()); i++) {
-            Key key = es.get(i).getKey();
-            out.add(new Shape(key.gpus(), key.milli(), key.models(), es.get(i).getValue()[0] / (double) kept));
+        Key[] topKey = new Key[MAX_SHAPES];
+        long[] topCount = new long[MAX_SHAPES];
+        int size = 0;
+        for (Map.Entry<Key, long[]> e : counts.entrySet()) {
+            long c = e.getValue()[0];
+            if (size == MAX_SHAPES && c <= topCount[size - 1]) continue;
+            int at = size == MAX_SHAPES ? size - 1 : size++;
+            while (at > 0 && topCount[at - 1] < c) {
+                topKey[at] = topKey[at - 1];
+                topCount[at] = topCount[at - 1];
+                at--;
+            }
+            topKey[at] = e.getKey();
+            topCount[at] = c;
         }
-        cached = List.copyOf(out);
+        long kept = 0;
+        for (int i = 0; i < size; i++) kept += topCount[i];
+        Shape[] out = new Shape[size];
+        for (int i = 0; i < size; i++) out[i] = new Shape(topKey[i].gpus(), topKey[i].milli(), topKey[i].models(), topCount[i] / (double) kept);
+        cached = List.of(out);
         dirty = false;
         return cached;
     }

@@ -39,6 +39,34 @@ public interface QueuePolicy {
         return false;
     }
 
+    /**
+     * Whether {@code job} could preempt anything now, checked before the running jobs are scanned for
+     * victims: false spares that scan when the answer does not depend on the victim (e.g. a tenant above its
+     * guarantee reclaims nothing). Must be true whenever {@link #mayPreempt} is true for some job that was
+     * running when the round began (a job started at the round's instant is never a victim). Called during a
+     * round, after that round's {@link #queue}.
+     */
+    default boolean mayPreemptAny(PolicyContext ctx, JobState job) {
+        return preemptive();
+    }
+
+    /**
+     * Whether {@code victim} may be taken for {@code job} on top of the victims already {@code chosen} for it
+     * in the same plan (checked as the plan grows). Default: yes.
+     */
+    default boolean mayAlsoPreempt(PolicyContext ctx, JobState job, JobState victim, java.util.List<JobState> chosen) {
+        return true;
+    }
+
+    /**
+     * Whether the jobs {@link #mayPreempt} allows always come first in {@link #victimOrder}, whatever the
+     * preempting job (true where the rule and the order use one measure, as in las and srtf-oracle): the
+     * victim search may then stop at the first running job it may not take.
+     */
+    default boolean allowedVictimsComeFirst() {
+        return false;
+    }
+
     /** Order in which victims are taken (cheapest first): lowest priority, least work lost, fewest GPUs. */
     default Comparator<JobState> victimOrder(PolicyContext ctx) {
         long now = ctx.nowMs();

@@ -41,6 +41,12 @@ public final class SrtfOraclePolicy implements QueuePolicy {
         return remainingMs(ctx, victim) > remainingMs(ctx, job);
     }
 
+    /** Victims are ordered by remaining time, longest first, and allowed when it is longer than the job's. */
+    @Override
+    public boolean allowedVictimsComeFirst() {
+        return true;
+    }
+
     @Override
     public Comparator<JobState> victimOrder(PolicyContext ctx) {
         return Comparator.comparingLong((JobState j) -> -remainingMs(ctx, j)).thenComparingLong(JobState::seq);
