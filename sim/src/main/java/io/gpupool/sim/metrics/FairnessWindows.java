@@ -34,8 +34,6 @@ public final class FairnessWindows {
         this.windowMs = windowMs;
     }
 
-    public long windowMs() { return windowMs; }
-
     /**
      * Adds [fromMs, toMs) during which tenant i held {@code held[i]} and was entitled to {@code fair[i]}
      * (only {@code active} tenants, the first {@code count} entries); {@code contended}: some job waited.

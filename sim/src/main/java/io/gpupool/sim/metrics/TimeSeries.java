@@ -59,7 +59,6 @@ public final class TimeSeries {
         }
     }
 
-    public long originMs() { return originMs; }
     public long widthMs() { return widthMs; }
     /** Buckets up to the last one anything was added to. */
     public int buckets() { return used; }
@@ -76,10 +75,5 @@ public final class TimeSeries {
             out[k] = covered > 0 ? integral[q][k] / covered : 0;
         }
         return out;
-    }
-
-    /** Integrals of quantity q per bucket (value x ms). */
-    public double[] integrals(int q) {
-        return q >= integral.length ? new double[used] : Arrays.copyOf(integral[q], used);
     }
 }

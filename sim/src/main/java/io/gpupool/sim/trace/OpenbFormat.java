@@ -11,7 +11,8 @@ import io.gpupool.model.JobSpec;
  * whole GPUs. {@code gpu_spec} lists the allowed models ({@code V100M16|V100M32}, catalog aliases).
  * Replay: submit at {@code creation_time}, run from {@code scheduled_time} to {@code deletion_time}
  * (seconds). CPU-only pods and pods never scheduled in the original cluster are counted and left out.
- * Host CPU and memory are not modelled: gpupool places GPUs.
+ * The QoS class ({@code LS}, {@code BE}) becomes the job name. Host CPU and memory are not modelled:
+ * gpupool places GPUs.
  *
  * <p>{@link #shapesOnly()} reads just the GPU demand (the inflation study needs no times; the
  * multigpu50 variant has none).

@@ -78,8 +78,6 @@ public final class SyntheticTrace implements Trace {
         meanGapSec = meanGpus * meanRunSec() / (p.load() * p.poolGpus());
     }
 
-    public Params params() { return p; }
-
     /** Mean of the clipped log-normal run time, by numerical integration (the clip trims the mean ~3%). */
     static double meanRunSec() {
         double mu = Math.log(MEDIAN_RUN_SEC), sum = 0;
@@ -91,9 +89,6 @@ public final class SyntheticTrace implements Trace {
         }
         return sum;
     }
-
-    /** Mean time between arrivals that gives the requested load. */
-    public double meanGapSec() { return meanGapSec; }
 
     @Override
     public String label() {

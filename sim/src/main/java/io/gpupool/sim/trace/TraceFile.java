@@ -60,8 +60,6 @@ public final class TraceFile implements Trace {
 
     @Override public TraceStats stats() { return stats; }
 
-    public TraceFormat format() { return format; }
-
     // ---- indexing -------------------------------------------------------------------------------
 
     private TraceStats index(boolean skipBadRows) {
