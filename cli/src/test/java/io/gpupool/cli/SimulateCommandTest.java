@@ -126,9 +126,13 @@ class SimulateCommandTest {
     @Test
     void inflationModePrintsTheContractJson() throws IOException {
         Path[] f = openb();
+        Path report = dir.resolve("inflation-report");
         Cli.Result r = Cli.run("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString(),
-                "--placement", "fgd,best-fit,binpack", "--seed", "3", "--output", "json", "--quiet");
+                "--placement", "fgd,best-fit,binpack", "--seed", "3", "--output", "json", "--quiet", "--report", report.toString());
         assertThat(r.exitCode()).isZero();
+        assertThat(Files.readString(report.resolve("index.html"))).contains("<svg", "GPUs left unallocated").doesNotContain("<script");
+        assertThat(report.resolve("inflation-unallocated-from-80.svg")).exists();
+        assertThat(Files.readString(report.resolve("inflation.json"))).contains("\"placement\"");
         JsonNode arr = JSON.readTree(r.out());
         assertThat(arr.size()).isEqualTo(3);
         assertThat(arr.get(0).get("placement").asText()).isEqualTo("fgd");
