@@ -12,11 +12,25 @@ import java.util.Map;
  * score stays cheap.
  */
 public final class WorkloadProfile {
-    /** A task shape: {@code gpus} whole GPUs, or (gpus == 1, milli < 1000) one share; weight = popularity. */
-    public record Shape(int gpus, int milli, double weight) {}
+    /**
+     * A task shape: {@code gpus} whole GPUs, or (gpus == 1, milli < 1000) one share, on the GPU models
+     * {@code models} (empty: any); weight = popularity.
+     */
+    public record Shape(int gpus, int milli, java.util.Set<String> models, double weight) {
+        public Shape(int gpus, int milli, double weight) {
+            this(gpus, milli, java.util.Set.of(), weight);
+        }
+
+        /** Whether a task of this shape may run on GPUs of this model. */
+        public boolean allows(String model) {
+            return models.isEmpty() || models.contains(model);
+        }
+    }
+
+    private record Key(int gpus, int milli, java.util.Set<String> models) {}
 
     private static final int MAX_SHAPES = 12;
-    private final Map<Long, long[]> counts = new LinkedHashMap<>();
+    private final Map<Key, long[]> counts = new LinkedHashMap<>();
     private long total;
     private List<Shape> cached = List.of();
     private boolean dirty;
@@ -24,7 +38,7 @@ public final class WorkloadProfile {
     public void observe(JobSpec job) {
         ReplicaDemand d = ReplicaDemand.of(job);
         int milli = d.exclusive() ? 1000 : d.milli();
-        long key = ((long) d.gpus() << 16) | milli;
+        Key key = new Key(d.gpus(), milli, job.allowedModels());
         counts.computeIfAbsent(key, k -> new long[1])[0] += job.shape().replicas();
         total += job.shape().replicas();
         dirty = true;
@@ -37,10 +51,10 @@ public final class WorkloadProfile {
      */
     public List<Shape> shapes() {
         if (!dirty) return cached;
-        long[] topKey = new long[MAX_SHAPES];
+        Key[] topKey = new Key[MAX_SHAPES];
         long[] topCount = new long[MAX_SHAPES];
         int size = 0;
-        for (Map.Entry<Long, long[]> e : counts.entrySet()) {
+        for (Map.Entry<Key, long[]> e : counts.entrySet()) {
             long c = e.getValue()[0];
             if (size == MAX_SHAPES && c <= topCount[size - 1]) continue;
             int at = size == MAX_SHAPES ? size - 1 : size++;
@@ -55,7 +69,7 @@ public final class WorkloadProfile {
         long kept = 0;
         for (int i = 0; i < size; i++) kept += topCount[i];
         Shape[] out = new Shape[size];
-        for (int i = 0; i < size; i++) out[i] = new Shape((int) (topKey[i] >>> 16), (int) (topKey[i] & 0xffff), topCount[i] / (double) kept);
+        for (int i = 0; i < size; i++) out[i] = new Shape(topKey[i].gpus(), topKey[i].milli(), topKey[i].models(), topCount[i] / (double) kept);
         cached = List.of(out);
         dirty = false;
         return cached;

@@ -31,12 +31,20 @@ public final class LasPolicy implements QueuePolicy {
 
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
+        return JobQueue.sorted(pending, standingOrder(ctx));
+    }
+
+    /**
+     * A waiting job's attained service does not change, so neither does its queue. Called once per round
+     * (by {@link #queue} or the scheduler's standing queue): it also notes the highest queue in use.
+     */
+    @Override
+    public Comparator<JobState> standingOrder(PolicyContext ctx) {
         List<Double> th = ctx.config().lasThresholdsGpuSec();
         long now = ctx.nowMs();
         highestQueue = 0;
         for (JobState j : ctx.running()) highestQueue = Math.max(highestQueue, queueOf(j, now, th));
-        return JobQueue.sorted(pending, Comparator.comparingInt((JobState j) -> queueOf(j, now, th))
-                .thenComparingLong(j -> j.spec().submitTimeMs()));
+        return Comparator.comparingInt((JobState j) -> queueOf(j, now, th)).thenComparingLong(j -> j.spec().submitTimeMs());
     }
 
     /** Only a job below the highest queue in use this round has a later queue to take GPUs from. */

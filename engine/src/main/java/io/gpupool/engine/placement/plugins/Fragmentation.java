@@ -9,7 +9,9 @@ import java.util.List;
 /**
  * Fragmentation of a node against a workload, as defined by Weng et al., "Beware of Fragmentation"
  * (USENIX ATC'23): for each task shape, the free GPU compute that a task of that shape could not use,
- * weighted by how common the shape is. A placement that raises it least is the FGD choice.
+ * weighted by how common the shape is; a shape whose GPU models exclude the node's counts all of the node's
+ * free capacity (as in the paper, where task types carry their GPU-type constraint). A placement that raises
+ * it least is the FGD choice.
  * {@link NodeFragmentation} computes it, and its change under a tentative grant, incrementally.
  */
 public final class Fragmentation {

@@ -22,6 +22,7 @@ final class NodeFragmentation {
     private final boolean[] idle;
     private final long[] perShape;
     private final long[] scratch;
+    private final boolean[] barred;      // shapes whose GPU models exclude this node's: all free capacity is fragment
     private long freeTotal;
     private int idleCount;
 
@@ -40,9 +41,13 @@ final class NodeFragmentation {
         }
         perShape = new long[shapes.size()];
         scratch = new long[shapes.size()];
+        barred = new boolean[shapes.size()];
         for (int s = 0; s < perShape.length; s++) {
             WorkloadProfile.Shape shape = shapes.get(s);
-            if (shape.milli() < 1000) {
+            barred[s] = !shape.allows(n.model().id());
+            if (barred[s]) {
+                perShape[s] = freeTotal;
+            } else if (shape.milli() < 1000) {
                 long f = 0;
                 for (int g = 0; g < count; g++) f += fractionalTerm(free[g], shape.milli());
                 perShape[s] = f;
@@ -69,12 +74,13 @@ final class NodeFragmentation {
             if (idle[g]) idleAfter--;
             for (int s = 0; s < scratch.length; s++) {
                 int milli = shapes.get(s).milli();
-                if (milli < 1000) scratch[s] += fractionalTerm(left, milli) - fractionalTerm(before, milli);
+                if (milli < 1000 && !barred[s]) scratch[s] += fractionalTerm(left, milli) - fractionalTerm(before, milli);
             }
         }
         for (int s = 0; s < scratch.length; s++) {
             WorkloadProfile.Shape shape = shapes.get(s);
-            if (shape.milli() >= 1000) scratch[s] = wholeTerm(total, idleAfter, shape.gpus());
+            if (barred[s]) scratch[s] = total;
+            else if (shape.milli() >= 1000) scratch[s] = wholeTerm(total, idleAfter, shape.gpus());
         }
         return weighted(scratch);
     }
