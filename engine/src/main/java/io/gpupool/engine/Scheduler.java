@@ -145,6 +145,18 @@ public final class Scheduler {
         requeue(job, nowMs);
     }
 
+    /**
+     * Drops a finished (completed, cancelled or rejected) job from memory once its outcome has been read:
+     * a million-job replay or a long-running service would otherwise keep every job forever. False when
+     * the job is unknown or not finished. A forgotten id may be submitted again.
+     */
+    public boolean forget(String jobId) {
+        JobState job = jobs.get(jobId);
+        if (job == null || !job.status.terminal()) return false;
+        jobs.remove(jobId);
+        return true;
+    }
+
     // ---- scheduling -----------------------------------------------------------------------------
 
     /** One scheduling round at {@code nowMs}. */
