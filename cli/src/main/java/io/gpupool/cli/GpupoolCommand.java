@@ -32,6 +32,7 @@ import java.util.Properties;
                 CatalogCommand.class,
                 SimulateCommand.class,
                 AdviseCommand.class,
+                PredictCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class GpupoolCommand {

@@ -21,6 +21,8 @@ import java.util.List;
  */
 final class FeatureEncoder {
     static final int TOKEN_BINS = 16;
+    /** Column of ln(history median seconds): the trees learn the correction to it. */
+    static final int HISTORY_LN_SECONDS = 9;
     static final String[] NAMES;
     static final String[] TYPES;
 
@@ -71,7 +73,7 @@ final class FeatureEncoder {
         x[6] = f.requestedMs() > 0 ? (float) Math.log(f.requestedMs() / 1000.0) : Float.NaN;
         x[7] = f.hour();
         x[8] = f.weekday();
-        x[9] = (float) Math.log(history.ms() / 1000.0);
+        x[HISTORY_LN_SECONDS] = (float) Math.log(history.ms() / 1000.0);
         x[10] = history.level();
         for (String t : f.tokens()) x[11 + Math.floorMod(t.hashCode(), TOKEN_BINS)] = 1;
         return x;

@@ -16,15 +16,18 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Gradient-boosted regression trees (XGBoost, through xgboost4j) on ln(run seconds), over the features of
- * {@link FeatureEncoder}; the {@link HistoryPredictor}'s answer is one of them, and the answer until the
- * first training.
+ * Gradient-boosted regression trees (XGBoost, through xgboost4j) over the features of {@link FeatureEncoder}.
+ * The trees learn a correction to the {@link HistoryPredictor}: the label is ln(run seconds) minus ln(the
+ * history answer), so a job the trees know nothing more about gets the history answer, which is also the
+ * answer until the first training. The loss is absolute error on that log scale (the conditional median);
+ * leaves need {@code minChildWeight} jobs, so a correction rests on many jobs, not a few.
  *
  * <p><b>Online</b>: a job's features are fixed when it is first predicted (at submission, as the scheduler
  * saw it) and become a training row when it finishes. The trees are retrained from scratch on the latest
  * {@code window} rows whenever the rows added since the last training reach min(retrainEvery, rows at the last
  * training): after {@code minRows}, then at doubling sizes, then every {@code retrainEvery} jobs. Training is
  * synchronous in {@link #observe}; its cost grows linearly with the window (docs/prediction.md has figures).
+ * A job's prediction is cached until the next training.
  */
 public final class GbtPredictor implements PersistentPredictor {
     static final String KIND = "gbt";
@@ -34,20 +37,27 @@ public final class GbtPredictor implements PersistentPredictor {
      * @param trees        boosting rounds
      * @param maxDepth     depth of each tree
      * @param eta          learning rate
+     * @param minChildWeight fewest rows a leaf may hold (L1 loss: hessian 1 per row); guards against corrections fitted to a few jobs
      * @param retrainEvery finished jobs between two trainings once warmed up
      * @param window       most recent finished jobs trained on
      * @param minRows      finished jobs before the first training
      * @param threads      XGBoost threads while training
+     * @param objective    XGBoost's loss on ln(seconds): {@code reg:absoluteerror} fits the conditional median,
+     *                     {@code reg:squarederror} the mean
      */
-    public record Settings(int trees, int maxDepth, double eta, int retrainEvery, int window, int minRows, int threads) {
+    public record Settings(int trees, int maxDepth, double eta, double minChildWeight, int retrainEvery, int window, int minRows,
+                           int threads, String objective) {
         public Settings {
-            if (trees < 1 || maxDepth < 1 || !(eta > 0) || retrainEvery < 1 || window < minRows || minRows < 2 || threads < 1) {
+            if (trees < 1 || maxDepth < 1 || !(eta > 0) || !(minChildWeight >= 0) || retrainEvery < 1 || window < minRows || minRows < 2 || threads < 1
+                    || !OBJECTIVES.contains(objective)) {
                 throw new IllegalArgumentException("bad GBT settings " + this);
             }
         }
 
+        static final List<String> OBJECTIVES = List.of("reg:absoluteerror", "reg:squarederror", "reg:pseudohubererror");
+
         public static Settings defaults() {
-            return new Settings(150, 6, 0.1, 1000, 50_000, 50, 1);
+            return new Settings(100, 4, 0.1, 50, 1000, 10_000, 50, 1, "reg:absoluteerror");
         }
     }
 
@@ -66,6 +76,7 @@ public final class GbtPredictor implements PersistentPredictor {
     private Booster booster;
     private long trainings;
     private long trainingNanos;
+    private boolean deferTraining;
     private final Map<String, Pending> pending = new LinkedHashMap<>(1024, 0.75f, true) {
         @Override protected boolean removeEldestEntry(Map.Entry<String, Pending> e) {
             return size() > PENDING_CACHE;
@@ -135,9 +146,9 @@ public final class GbtPredictor implements PersistentPredictor {
             row = encoder.encode(JobFeatures.of(job), history.answer(job), true);
         }
         history.observe(job, runMs);
-        add(row, (float) Math.log(runMs / 1000.0));
+        add(row, (float) (Math.log(runMs / 1000.0) - row[FeatureEncoder.HISTORY_LN_SECONDS]));
         addedSinceTraining++;
-        if (rows.size() >= settings.minRows() && addedSinceTraining >= Math.min(settings.retrainEvery(), Math.max(rowsAtTraining, settings.minRows()))) {
+        if (!deferTraining && rows.size() >= settings.minRows() && addedSinceTraining >= Math.min(settings.retrainEvery(), Math.max(rowsAtTraining, settings.minRows()))) {
             retrain();
         }
     }
@@ -151,6 +162,17 @@ public final class GbtPredictor implements PersistentPredictor {
             labels.set(next, label);
             next = (next + 1) % settings.window();
         }
+    }
+
+    @Override
+    public void learnInBatch(Runnable learning) {
+        deferTraining = true;
+        try {
+            learning.run();
+        } finally {
+            deferTraining = false;
+        }
+        if (rows.size() >= settings.minRows()) retrain();
     }
 
     /** Trains new trees on the kept rows now. */
@@ -172,12 +194,13 @@ public final class GbtPredictor implements PersistentPredictor {
             d.setFeatureNames(FeatureEncoder.NAMES);
             d.setFeatureTypes(FeatureEncoder.TYPES);
             Map<String, Object> params = new HashMap<>();
-            params.put("objective", "reg:squarederror");
+            params.put("objective", settings.objective());
             params.put("tree_method", "hist");
             params.put("max_depth", settings.maxDepth());
             params.put("eta", settings.eta());
             params.put("nthread", settings.threads());
             params.put("seed", 0);
+            params.put("min_child_weight", settings.minChildWeight());
             params.put("verbosity", 0);
             Booster trained = XGBoost.train(d, params, settings.trees(), new HashMap<>(), null, null);
             if (booster != null) booster.dispose();
@@ -196,7 +219,7 @@ public final class GbtPredictor implements PersistentPredictor {
 
     private long predictRow(float[] row) {
         try {
-            float lnSeconds = booster.inplace_predict(row, 1, row.length, Float.NaN)[0][0];
+            float lnSeconds = row[FeatureEncoder.HISTORY_LN_SECONDS] + booster.inplace_predict(row, 1, row.length, Float.NaN)[0][0];
             return Math.max(1, Math.round(Math.exp(lnSeconds) * 1000));
         } catch (XGBoostError e) {
             throw new IllegalStateException("XGBoost prediction failed: " + e.getMessage(), e);
@@ -211,10 +234,12 @@ public final class GbtPredictor implements PersistentPredictor {
         out.writeInt(s.trees());
         out.writeInt(s.maxDepth());
         out.writeDouble(s.eta());
+        out.writeDouble(s.minChildWeight());
         out.writeInt(s.retrainEvery());
         out.writeInt(s.window());
         out.writeInt(s.minRows());
         out.writeInt(s.threads());
+        Predictors.writeString(out, s.objective());
         history.writeState(out);
         encoder.write(out);
         int n = rows.size();
@@ -242,7 +267,8 @@ public final class GbtPredictor implements PersistentPredictor {
     static GbtPredictor readState(DataInputStream in) throws IOException {
         Settings s;
         try {
-            s = new Settings(in.readInt(), in.readInt(), in.readDouble(), in.readInt(), in.readInt(), in.readInt(), in.readInt());
+            s = new Settings(in.readInt(), in.readInt(), in.readDouble(), in.readDouble(), in.readInt(), in.readInt(), in.readInt(),
+                    in.readInt(), Predictors.readString(in));
         } catch (IllegalArgumentException e) {
             throw Predictors.bad("settings", e.getMessage());
         }

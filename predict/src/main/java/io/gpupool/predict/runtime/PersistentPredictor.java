@@ -16,6 +16,14 @@ public interface PersistentPredictor extends RuntimePredictor {
         Predictors.save(this, out);
     }
 
+    /**
+     * Runs {@code learning} (which observes many past jobs, e.g. a {@link HistoryReplay}) and trains once at the
+     * end rather than on the predictor's usual schedule. Predictors that learn as they observe just run it.
+     */
+    default void learnInBatch(Runnable learning) {
+        learning.run();
+    }
+
     /** The predictor's own state, after the header. */
     void writeState(DataOutputStream out) throws IOException;
 }

