@@ -12,6 +12,7 @@ import io.gpupool.engine.policy.PolicyRegistry;
 import io.gpupool.engine.policy.QueuePolicy;
 import io.gpupool.engine.policy.RuntimeOracle;
 import io.gpupool.engine.policy.RuntimePredictor;
+import io.gpupool.engine.policy.StandingQueue;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
@@ -51,6 +52,7 @@ public final class Scheduler {
     private SchedulerConfig config;
     private QueuePolicy policy;
     private PlacementPipeline pipeline;
+    private StandingQueue standing;     // pending jobs kept in order, for policies with a standing order
     private RuntimePredictor predictor;
     private final RuntimeOracle oracle;
     private final JobState.RoundNote round = new JobState.RoundNote();
@@ -83,6 +85,11 @@ public final class Scheduler {
         PlacementPipeline pl = new PlacementPipeline(newConfig.placement());
         this.config = newConfig;
         this.policy = p;
+        this.standing = null;
+        if (p.standingOrder(context(lastNowMs)) != null) {
+            standing = new StandingQueue(p, context(lastNowMs));
+            for (JobState j : pending.values()) standing.add(j);
+        }
         this.pipeline = pl;
         ledger.reconfigure(newConfig.tenants(), newConfig.fairShareHalfLifeMs());
     }
@@ -107,6 +114,7 @@ public final class Scheduler {
             return SubmitResult.rejected(spec.id(), "job " + spec.id() + " " + why);
         }
         pending.put(spec.id(), job);
+        if (standing != null) standing.add(job);
         profile.observe(spec);
         return SubmitResult.accepted(spec.id());
     }
@@ -131,6 +139,7 @@ public final class Scheduler {
         else {
             job.waitedMs += nowMs - job.queuedSinceMs;
             pending.remove(jobId);
+            if (standing != null) standing.remove(job);
         }
         job.status = JobStatus.CANCELLED;
         job.endMs = nowMs;
@@ -165,7 +174,16 @@ public final class Scheduler {
         round.number++;
         round.unreached = "not reached in the last round";
         PolicyContext ctx = context(nowMs);
-        JobQueue queue = policy.queue(ctx, pending.values());
+        JobQueue queue = standing != null ? standing.round(ctx) : policy.queue(ctx, pending.values());
+        try {
+            return dispatch(ctx, queue, nowMs);
+        } finally {
+            if (standing != null) standing.endRound();
+        }
+    }
+
+    /** The dispatcher loop of one round over the policy's queue. */
+    private RoundResult dispatch(PolicyContext ctx, JobQueue queue, long nowMs) {
         List<String> started = new ArrayList<>();
         List<String> preempted = new ArrayList<>();
         Map<String, String> failedShapes = new HashMap<>();
@@ -359,6 +377,7 @@ public final class Scheduler {
 
     private void start(JobState job, Allocation a, long nowMs) {
         pending.remove(job.id());
+        if (standing != null) standing.remove(job);
         running.put(job.id(), job);
         job.status = JobStatus.RUNNING;
         job.allocation = a;
@@ -384,6 +403,7 @@ public final class Scheduler {
         job.queuedSinceMs = nowMs;
         job.preemptions++;
         pending.put(job.id(), job);
+        if (standing != null) standing.add(job);
     }
 
     /** GPU memory charged to the tenant: at most the physical memory of each GPU. */

@@ -136,11 +136,12 @@ public final class Simulator {
                 }
                 while (next != null && next.spec().submitTimeMs() <= now) {
                     JobSpec s = next.spec();
+                    active.put(s.id(), new Active(next));   // before submit: the oracle may be asked at once
                     SubmitResult r = scheduler.submit(s, now);
                     if (r.accepted()) {
-                        active.put(s.id(), new Active(next));
                         rec.submitted(s);
                     } else {
+                        active.remove(s.id());
                         rec.rejected(s, r.reason());
                         scheduler.forget(s.id());
                         finished++;
@@ -187,10 +188,11 @@ public final class Simulator {
         return a == null || a.version != c.version();
     }
 
+    /** The node of each replica (a replica sits on one node). */
     private static int[] nodesOf(JobState j) {
-        List<GpuGrant> grants = j.allocation().grants();
-        int[] nodes = new int[grants.size()];
-        for (int i = 0; i < nodes.length; i++) nodes[i] = grants.get(i).node();
+        List<List<GpuGrant>> replicas = j.allocation().replicas();
+        int[] nodes = new int[replicas.size()];
+        for (int i = 0; i < nodes.length; i++) nodes[i] = replicas.get(i).getFirst().node();
         return nodes;
     }
 }

@@ -28,10 +28,15 @@ public final class LasPolicy implements QueuePolicy {
 
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
+        return JobQueue.sorted(pending, standingOrder(ctx));
+    }
+
+    /** A waiting job's attained service does not change, so neither does its queue. */
+    @Override
+    public Comparator<JobState> standingOrder(PolicyContext ctx) {
         List<Double> th = ctx.config().lasThresholdsGpuSec();
         long now = ctx.nowMs();
-        return JobQueue.sorted(pending, Comparator.comparingInt((JobState j) -> queueOf(j, now, th))
-                .thenComparingLong(j -> j.spec().submitTimeMs()));
+        return Comparator.comparingInt((JobState j) -> queueOf(j, now, th)).thenComparingLong(j -> j.spec().submitTimeMs());
     }
 
     @Override

@@ -18,6 +18,17 @@ public interface QueuePolicy {
     /** This round's pending jobs in the order to try them. */
     JobQueue queue(PolicyContext ctx, Collection<JobState> pending);
 
+    /**
+     * The order of {@link #queue} when it is a key of each job that does not change while the job waits
+     * (submit time; attained service, which only grows while a job runs); null (the default) when the
+     * order must be computed afresh every round. With a standing order the scheduler keeps the queue
+     * sorted as jobs come and go ({@link StandingQueue}) instead of sorting every pending job each round.
+     * It must give the same order as {@link #queue}; ties go to arrival order in both.
+     */
+    default Comparator<JobState> standingOrder(PolicyContext ctx) {
+        return null;
+    }
+
     /** Whether {@code victim} (running, preemptible) may be stopped so that {@code job} can start. */
     default boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
         return false;

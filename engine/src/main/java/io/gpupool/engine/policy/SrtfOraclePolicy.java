@@ -27,7 +27,13 @@ public final class SrtfOraclePolicy implements QueuePolicy {
 
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        return JobQueue.sorted(pending, Comparator.comparingLong((JobState j) -> remainingMs(ctx, j)));
+        return JobQueue.sorted(pending, standingOrder(ctx));
+    }
+
+    /** A waiting job's remaining run time does not change. */
+    @Override
+    public Comparator<JobState> standingOrder(PolicyContext ctx) {
+        return Comparator.comparingLong((JobState j) -> remainingMs(ctx, j));
     }
 
     @Override

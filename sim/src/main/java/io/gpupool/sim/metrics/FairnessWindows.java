@@ -17,7 +17,7 @@ import java.util.List;
  * while it was short is what differs.
  */
 public final class FairnessWindows {
-    /** One window: its start, the contended time in it, and Jain's index over its active tenants. */
+    /** One window: its start (ms since the first submit), the contended time in it, and Jain's index over its active tenants. */
     public record Window(long startMs, long contendedMs, double jain, int tenants) {}
 
     private final long originMs;
@@ -80,7 +80,7 @@ public final class FairnessWindows {
                 sq += x * x;
                 n++;
             }
-            if (n > 0) windows.add(new Window(originMs + windowIndex * windowMs, contendedMs, sq == 0 ? 1.0 : sum * sum / (n * sq), n));
+            if (n > 0) windows.add(new Window(windowIndex * windowMs, contendedMs, sq == 0 ? 1.0 : sum * sum / (n * sq), n));
         }
         java.util.Arrays.fill(heldIntegral, 0);
         java.util.Arrays.fill(fairIntegral, 0);
@@ -109,9 +109,7 @@ public final class FairnessWindows {
      * by weight. Writes into {@code fair} for the first {@code count} tenants of {@code active}.
      */
     public static void waterFill(double capacity, int[] active, int count, long[] demand, double[] weight, double[] fair) {
-        Integer[] order = new Integer[count];
-        for (int k = 0; k < count; k++) order[k] = active[k];
-        java.util.Arrays.sort(order, (a, b) -> Double.compare(demand[a] / weight[a], demand[b] / weight[b]));
+        int[] order = sortedByRatio(active, count, demand, weight);
         double left = capacity, wLeft = 0;
         for (int k = 0; k < count; k++) wLeft += weight[active[k]];
         for (int k = 0; k < count; k++) {
@@ -126,5 +124,28 @@ public final class FairnessWindows {
                 return;
             }
         }
+    }
+
+    /** Tenants by demand / weight, ascending (insertion sort: a handful of tenants, called at every event). */
+    private static int[] sortedByRatio(int[] active, int count, long[] demand, double[] weight) {
+        int[] order = java.util.Arrays.copyOf(active, count);
+        if (count > 64) {
+            Integer[] boxed = new Integer[count];
+            for (int k = 0; k < count; k++) boxed[k] = order[k];
+            java.util.Arrays.sort(boxed, (a, b) -> Double.compare(demand[a] / weight[a], demand[b] / weight[b]));
+            for (int k = 0; k < count; k++) order[k] = boxed[k];
+            return order;
+        }
+        for (int k = 1; k < count; k++) {
+            int t = order[k];
+            double key = demand[t] / weight[t];
+            int m = k - 1;
+            while (m >= 0 && demand[order[m]] / weight[order[m]] > key) {
+                order[m + 1] = order[m];
+                m--;
+            }
+            order[m + 1] = t;
+        }
+        return order;
     }
 }

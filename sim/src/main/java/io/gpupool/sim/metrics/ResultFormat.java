@@ -97,7 +97,7 @@ public final class ResultFormat {
             int j = i, width = 0;
             while (j < c && COLUMNS.get(j).goal().equals(goal)) width += w[j++] + 2;
             width -= 2;
-            String label = goal.isEmpty() ? "" : goal.length() >= width ? goal : pad(goal, width);
+            String label = goal.isEmpty() ? "" : goal.length() + 2 > width ? goal : pad(goal, width);
             goals.append(i == 0 ? "" : "  ").append(String.format("%-" + Math.max(1, width) + "s", label));
             i = j;
         }

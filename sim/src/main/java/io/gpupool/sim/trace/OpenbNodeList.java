@@ -40,7 +40,7 @@ public final class OpenbNodeList {
             for (String text; (text = lines.lineAt(lines.nextOffset())) != null; ) {
                 lineNo++;
                 if (text.isBlank()) continue;
-                Row row = new Row(name + ":" + lineNo, Row.split(text), columns);
+                Row row = new Row(name, lineNo, Row.split(text), columns);
                 String sn = row.required("sn");
                 int gpus = (int) row.integer("gpu", 0, ClusterSpecs.MAX_GPUS_PER_NODE);
                 long cpu = row.optionalInteger("cpu_milli", 0, Long.MAX_VALUE / 2, 0);

@@ -25,8 +25,7 @@ public final class PhillyFormat implements TraceFormat {
                 long submitMs = timestampMs(row, "timestamp");
                 double duration = row.number("duration", 1e-3, 1e12);
                 int gpus = (int) row.integer("num_gpus", 1, 100_000);
-                String where = row.where();
-                JobSpec.Builder b = JobSpec.builder("philly-" + where.substring(where.lastIndexOf(':') + 1))
+                JobSpec.Builder b = JobSpec.builder("philly-" + row.line())
                         .submitMs(submitMs - shiftMs)
                         .shape(context.shapeFor(gpus));
                 String vc = row.optional("cluster");

@@ -11,19 +11,24 @@ import java.util.Locale;
  * {@link SpecException} naming file:line, the column and the rule broken.
  */
 public final class Row {
-    private final String where;
+    private final String file;
+    private final int line;
     private final String[] fields;
     private final Columns columns;
     private String ignoredReason;
 
-    Row(String where, String[] fields, Columns columns) {
-        this.where = where;
+    Row(String file, int line, String[] fields, Columns columns) {
+        this.file = file;
+        this.line = line;
         this.fields = fields;
         this.columns = columns;
     }
 
     /** file:line of this row. */
-    public String where() { return where; }
+    public String where() { return file + ":" + line; }
+
+    /** The row's line number in its file (1 = the header). */
+    public int line() { return line; }
 
     /** Marks a valid row that is not a GPU job (a CPU-only pod, a task that never ran): counted, not replayed. */
     public TraceJob ignore(String reason) {
@@ -79,7 +84,7 @@ public final class Row {
 
     /** A bad value in this row: file:line, the column, the rule. */
     public SpecException error(String column, String rule) {
-        return new SpecException(where, column, rule);
+        return new SpecException(where(), column, rule);
     }
 
     private double parseDouble(String column, String v) {
@@ -113,7 +118,19 @@ public final class Row {
 
     /** Splits one CSV line (RFC 4180 quotes, no embedded newlines). */
     static String[] split(String line) {
-        if (line.indexOf('"') < 0) return line.split(",", -1);
+        if (line.indexOf('"') < 0) {
+            int n = 1;
+            for (int i = line.indexOf(','); i >= 0; i = line.indexOf(',', i + 1)) n++;
+            String[] out = new String[n];
+            int from = 0;
+            for (int k = 0; k < n - 1; k++) {
+                int comma = line.indexOf(',', from);
+                out[k] = line.substring(from, comma);
+                from = comma + 1;
+            }
+            out[n - 1] = line.substring(from);
+            return out;
+        }
         List<String> out = new ArrayList<>();
         StringBuilder cur = new StringBuilder();
         boolean quoted = false;

@@ -18,7 +18,7 @@ import java.util.SplittableRandom;
  *       2.1..6.7, median 1 in all four clusters). Among 1-GPU jobs a {@code fractionalShare} ask for a
  *       share of 100..900 milli (steps of 100).</li>
  *   <li><b>Run time</b>: log-normal, median {@value #MEDIAN_RUN_SEC} s, sigma {@value #SIGMA} (heavy tail:
- *       the mean is ~{@value #MEAN_RUN_SEC_APPROX} s), clipped to [{@value #MIN_RUN_SEC} s, 7 days]
+ *       the mean is ~{@value #MEAN_RUN_SEC_APPROX} s, close to the Helios total of 6,652 s), clipped to [{@value #MIN_RUN_SEC} s, 7 days]
  *       (Helios GPU jobs: median 124..280 s, mean 5,131..13,041 s).</li>
  *   <li><b>Arrivals</b>: Poisson with a diurnal rate (peak at 14:00, trough 30% of the peak at 02:00),
  *       scaled so that the offered load (GPU-time demanded / GPU-time available) is {@code load}.</li>
@@ -28,10 +28,10 @@ import java.util.SplittableRandom;
  */
 public final class SyntheticTrace implements Trace {
     static final double MEDIAN_RUN_SEC = 200;
-    static final double SIGMA = 2.6;
+    static final double SIGMA = 2.8;
     static final double MIN_RUN_SEC = 10;
     static final double MAX_RUN_SEC = 7 * 86400;
-    static final int MEAN_RUN_SEC_APPROX = 5_500;
+    static final int MEAN_RUN_SEC_APPROX = 6_560;
     private static final int[] GPU_COUNTS = {1, 2, 4, 8, 16, 32, 64};
     private static final double[] GPU_PROBS = {0.70, 0.10, 0.08, 0.08, 0.025, 0.01, 0.005};
     private static final String[] KINDS = {"train-resnet", "train-bert", "finetune-llm", "eval", "hparam-sweep", "notebook"};

@@ -86,7 +86,7 @@ public final class TraceFile implements Trace {
                 lineNo++;
                 if (text.isBlank()) continue;
                 rows++;
-                Row row = new Row(name + ":" + lineNo, Row.split(text), columns);
+                Row row = new Row(name, lineNo, Row.split(text), columns);
                 TraceJob job;
                 try {
                     job = mapper.map(row, 0);
@@ -136,7 +136,7 @@ public final class TraceFile implements Trace {
         for (int i = 0; i < size; i++) {
             if (!clashing.contains(idHash[i])) continue;
             String where = name + ":" + line[i];
-            TraceJob job = mapper.map(new Row(where, Row.split(lines.lineAt(offset[i])), columns), 0);
+            TraceJob job = mapper.map(new Row(name, line[i], Row.split(lines.lineAt(offset[i])), columns), 0);
             Integer first = firstLine.putIfAbsent(job.spec().id(), line[i]);
             if (first == null) continue;
             SpecException e = new SpecException(where, "job_id", "duplicate job id '" + job.spec().id() + "' (first on line " + first + ")");
@@ -202,7 +202,7 @@ public final class TraceFile implements Trace {
                 if (k >= size) throw new NoSuchElementException();
                 int i = order == null ? k : order[k];
                 k++;
-                Row row = new Row(name + ":" + line[i], Row.split(lines.lineAt(offset[i])), columns);
+                Row row = new Row(name, line[i], Row.split(lines.lineAt(offset[i])), columns);
                 return mapper.map(row, shift);
             }
 

@@ -32,7 +32,16 @@ public final class Fragmentation {
             }
         }
         double total = 0;
-        for (WorkloadProfile.Shape s : shapes) total += s.weight() * forShape(free, idle, s.gpus(), s.milli());
+        int all = -1;
+        for (WorkloadProfile.Shape s : shapes) {
+            if (s.allows(n.model().id())) {
+                total += s.weight() * forShape(free, idle, s.gpus(), s.milli());
+            } else {
+                // a task that may not run on this model can use none of it
+                if (all < 0) { all = 0; for (int f : free) all += f; }
+                total += s.weight() * all;
+            }
+        }
         return total;
     }
 
