@@ -155,7 +155,7 @@ public final class AdviseCommand implements Callable<Integer> {
             for (Term term : e.all()) sb.append("  ").append(term.explain()).append('\n');
         }
 
-        sb.append("\nRECOMMENDATIONS (cheapest first; cost = energy per token at board power, GPUs x TDP x step time / tokens, relative to the cheapest)\n");
+        sb.append("\nRECOMMENDATIONS (fewest GPUs first; cost = energy per token at board power, GPUs x TDP x step time / tokens, relative to the lowest)\n");
         if (a.recommendations().isEmpty()) sb.append("none: no catalog GPU holds this job in the layouts tried\n");
         else {
             TextTable rt = new TextTable("GPU", "COUNT", "LAYOUT", "PER GPU", "OF MEMORY",

@@ -7,7 +7,7 @@ import java.util.List;
  *
  * @param request         what was asked
  * @param requested       the memory estimate under the requested layout (given tp/dp/zero, else 1/1/0)
- * @param recommendations GPU models that hold the job, cheapest step first
+ * @param recommendations GPU models that hold the job, fewest GPUs first, then fastest step
  * @param notFitting      one line per catalog model that cannot hold the job in any layout tried
  */
 public record Advice(SizingRequest request, MemoryEstimate requested, List<Recommendation> recommendations, List<String> notFitting) {

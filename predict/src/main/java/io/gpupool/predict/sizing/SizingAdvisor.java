@@ -68,7 +68,7 @@ public final class SizingAdvisor {
         for (Fit f : fits) {
             recs.add(new Recommendation(f.gpu(), f.memory().layout(), f.memory(), f.time(), f.energyPerToken(r) / cheapest, notes(r, f)));
         }
-        recs.sort(Comparator.comparingDouble(Recommendation::relativeCost).thenComparingInt(Recommendation::count));
+        recs.sort(Comparator.comparingInt(Recommendation::count).thenComparingDouble(rec -> rec.time().stepSeconds()));
         return new Advice(r, estimate(r), recs, notFitting);
     }
 
@@ -106,10 +106,10 @@ public final class SizingAdvisor {
     private static List<String> notes(SizingRequest r, Fit f) {
         List<String> notes = new ArrayList<>();
         if (f.memory().layout().tp() > 1 && !f.gpu().hasNvlink()) {
-            notes.add("tensor parallelism over PCIe (no NVLink): steps will be slower than estimated");
+            notes.add("TP over PCIe (no NVLink): slower than estimated");
         }
         if (r.precision() == Precision.BF16 && f.gpu().bf16Tflops() == 0) {
-            notes.add("no bf16 support: run fp16 mixed precision");
+            notes.add("no bf16: use fp16");
         }
         return notes;
     }
