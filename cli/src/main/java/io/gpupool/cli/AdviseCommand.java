@@ -12,6 +12,7 @@ import io.gpupool.predict.sizing.Recompute;
 import io.gpupool.predict.sizing.SizingAdvisor;
 import io.gpupool.predict.sizing.SizingRequest;
 import io.gpupool.predict.sizing.Term;
+import io.gpupool.predict.sizing.Units;
 import io.gpupool.model.SpecException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -197,15 +198,11 @@ public final class AdviseCommand implements Callable<Integer> {
     }
 
     private static String gib(double bytes) {
-        if (bytes == 0) return "0";
-        if (bytes < 1 << 30) return String.format(Locale.ROOT, "%.1f MiB", bytes / (1 << 20));
-        return String.format(Locale.ROOT, "%.2f GiB", bytes / (1 << 30));
+        return bytes == 0 ? "0" : Units.gib(bytes);
     }
 
     private static String seconds(double s) {
-        if (s < 1) return String.format(Locale.ROOT, "%.1f ms", s * 1000);
-        if (s < 120) return String.format(Locale.ROOT, "%.2f s", s);
-        return String.format(Locale.ROOT, "%.1f min", s / 60);
+        return Units.seconds(s);
     }
 
     // ---- json ------------------------------------------------------------------------------------

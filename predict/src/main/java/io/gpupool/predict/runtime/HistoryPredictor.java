@@ -8,7 +8,6 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +18,7 @@ import java.util.Set;
  * the job that has enough runs (same user and name, same user and name template, ... same GPU count), else of
  * all jobs, else a default. Medians ignore the few runs that crash at once or hang for days. Every group keeps
  * its latest {@value #WINDOW} runs, so predictions follow a user whose jobs change; all jobs together keep
- * {@value #GLOBAL_WINDOW}.
+ * {@value #GLOBAL_WINDOW}. At most {@value #MAX_GROUPS} groups are kept, the least recently used dropped.
  *
  * <p>The engine's default {@code HistoryMedianPredictor} is the same idea with three levels and no
  * persistence; this one adds name templates, tenants and GPU counts and survives restarts.
@@ -30,13 +29,19 @@ public final class HistoryPredictor implements PersistentPredictor {
     public static final int GLOBAL_WINDOW = 1024;
     /** Jobs whose groups are remembered between prediction and completion (submitted, not yet finished). */
     static final int PENDING_CACHE = 200_000;
+    /** Groups kept; the least recently used go first (every distinct job name makes one). */
+    static final int MAX_GROUPS = 200_000;
 
     /** A prediction and where it came from: the index of the level in {@link #levels()}, that size for all jobs, -1 for the default. */
     public record Answer(long ms, int level) {}
 
     private final List<HistoryLevel> levels;
     private final long defaultMs;
-    private final Map<String, RecentRunTimes> groups = new HashMap<>();
+    private final Map<String, RecentRunTimes> groups = new LinkedHashMap<>(1024, 0.75f, true) {
+        @Override protected boolean removeEldestEntry(Map.Entry<String, RecentRunTimes> e) {
+            return size() > MAX_GROUPS;
+        }
+    };
     private final RecentRunTimes global = new RecentRunTimes(GLOBAL_WINDOW);
     /** job id -> its groups, one per level (null where a level does not apply); saves recomputing keys every round. */
     private final Map<String, RecentRunTimes[]> chains = new LinkedHashMap<>(1024, 0.75f, true) {
