@@ -47,12 +47,26 @@ public final class PhillyFormat implements TraceFormat {
         }
         int year = digits(v, 0, 4), month = digits(v, 5, 7), day = digits(v, 8, 10);
         int hour = digits(v, 11, 13), minute = digits(v, 14, 16), second = digits(v, 17, 19);
-        if (year < 0 || month < 1 || month > 12 || day < 1 || day > java.time.YearMonth.of(year, month).lengthOfMonth()
+        if (year < 0 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)
                 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) {
             throw row.error(column, rule);
         }
-        long days = java.time.LocalDate.of(year, month, day).toEpochDay();
-        return ((days * 24 + hour) * 60 + minute) * 60_000L + second * 1000L;
+        return ((epochDay(year, month, day) * 24 + hour) * 60 + minute) * 60_000L + second * 1000L;
+    }
+
+    private static int daysInMonth(int year, int month) {
+        boolean leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        return month == 2 ? (leap ? 29 : 28) : month == 4 || month == 6 || month == 9 || month == 11 ? 30 : 31;
+    }
+
+    /** Days since 1970-01-01 of a proleptic Gregorian date (the days-from-civil algorithm; no objects per row). */
+    static long epochDay(int year, int month, int day) {
+        long y = month <= 2 ? year - 1 : year;
+        long era = Math.floorDiv(y, 400);
+        long yoe = y - era * 400;
+        long doy = (153L * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+        long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        return era * 146_097 + doe - 719_468;
     }
 
     private static int digits(String s, int from, int to) {

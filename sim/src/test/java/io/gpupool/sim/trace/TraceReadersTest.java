@@ -144,6 +144,13 @@ class TraceReadersTest {
         assertThatThrownBy(() -> open(q, "philly", false)).hasMessageContaining(":2: field 'timestamp'");
     }
 
+    @Test
+    void epochDaysAgreeWithJavaTime() {
+        for (java.time.LocalDate d = java.time.LocalDate.of(1999, 12, 1); d.isBefore(java.time.LocalDate.of(2030, 3, 2)); d = d.plusDays(1)) {
+            assertThat(PhillyFormat.epochDay(d.getYear(), d.getMonthValue(), d.getDayOfMonth())).isEqualTo(d.toEpochDay());
+        }
+    }
+
     // ---- Alibaba openb --------------------------------------------------------------------------
 
     @Test
