@@ -64,7 +64,7 @@ public record ModelShape(int layers, int hidden, int heads, int kvHeads, int voc
                 int a = heads != null ? heads : ref.heads();
                 int k = kvHeads != null ? kvHeads : (heads != null ? a : ref.kvHeads());
                 return new ModelShape(ref.layers(), ref.hidden(), a, k, vocab != null ? vocab : ref.vocab(),
-                        ref.name() + "'s dimensions (published model nearest to " + ParamCount.format(params) + ")");
+                        ref.name() + "'s dimensions, the published model nearest to " + ParamCount.format(params));
             }
         }
         String source;
