@@ -41,6 +41,8 @@ import java.util.Properties;
                 LoadgenCommand.class,
                 K8sCommand.class,
                 GpusCommand.class,
+                AdviseCommand.class,
+                PredictCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class GpupoolCommand {

@@ -5,6 +5,7 @@ import io.gpupool.engine.RoundResult;
 import io.gpupool.engine.Scheduler;
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.SubmitResult;
+import io.gpupool.engine.policy.RuntimePredictor;
 import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.JobSpec;
@@ -21,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * Discrete-event replay of a trace through the engine's {@link Scheduler} on a virtual clock; the same
@@ -50,6 +52,7 @@ public final class Simulator {
     private long fairnessWindowMs = DEFAULT_FAIRNESS_WINDOW_MS;
     private Consumer<JobOutcome> onJobDone = o -> {};
     private Progress progress = (d, t) -> {};
+    private Supplier<? extends RuntimePredictor> predictor;
 
     public Simulator(ClusterSpec cluster, SchedulerConfig config) {
         this.cluster = cluster;
@@ -73,6 +76,12 @@ public final class Simulator {
         return this;
     }
 
+    /** The run-time predictor of each replay's scheduler (qssf, backfill), a new one per replay; default: the engine's. */
+    public Simulator predictor(Supplier<? extends RuntimePredictor> p) {
+        this.predictor = p;
+        return this;
+    }
+
     /** A job the replay is tracking: what it really runs for, and the nodes of its current run. */
     private static final class Active {
         final TraceJob job;
@@ -92,6 +101,7 @@ public final class Simulator {
     public SimulationResult run(Trace trace) {
         Map<String, Active> active = new HashMap<>();
         Scheduler scheduler = new Scheduler(cluster, config, id -> active.get(id).job.durationMs());
+        if (predictor != null) scheduler.setPredictor(predictor.get());
         SimulationRecorder rec = new SimulationRecorder(scheduler.cluster(), config.tenants(), fairnessWindowMs);
         PriorityQueue<Completion> completions = new PriorityQueue<>(
                 Comparator.comparingLong(Completion::atMs).thenComparingLong(Completion::seq));
