@@ -1,5 +1,6 @@
 package io.gpupool.engine.placement;
 
+import io.gpupool.engine.placement.plugins.GivenGpus;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
@@ -67,11 +68,7 @@ public final class PlacementPipeline {
                 return PlacementResult.failed("no node can hold " + which + ": " + choice.reasons() + cordoned);
             }
             NodeState n = cluster.node(choice.node);
-            List<GpuGrant> grants = new ArrayList<>(choice.gpus.length);
-            for (int g : choice.gpus) {
-                grants.add(new GpuGrant(n.id(), g, demand.exclusive() ? 1000 : demand.milli(),
-                        demand.memoryOn(n.model(), n.memoryCapacityMib()), demand.exclusive()));
-            }
+            List<GpuGrant> grants = grants(demand, n, choice.gpus);
             cluster.apply(grants);
             cycle.gangNodes.add(n.id());
             replicas.add(grants);
@@ -80,6 +77,57 @@ public final class PlacementPipeline {
         else cluster.rollback(mark);
         cycle.gangNodes.clear();
         return PlacementResult.placed(new Allocation(job.id(), replicas));
+    }
+
+    /**
+     * Places the job exactly where {@code proposed} says (a batch optimizer's answer): every replica's node
+     * must pass the filters and its GPUs the GPU rule ({@link GivenGpus}). The grants are rebuilt here, so
+     * compute and memory are what {@link #place} would grant. With {@code bind} they stay applied; on any
+     * failure nothing is.
+     */
+    public PlacementResult placeGiven(CycleState cycle, Allocation proposed, boolean bind) {
+        ClusterState cluster = cycle.cluster();
+        JobSpec job = cycle.job();
+        ReplicaDemand demand = ReplicaDemand.of(job);
+        int count = job.shape().replicas();
+        if (proposed.replicas().size() != count) {
+            return PlacementResult.failed("job " + job.id() + " has " + count + " replicas, the placement gives " + proposed.replicas().size());
+        }
+        int mark = cluster.checkpoint();
+        List<List<GpuGrant>> replicas = new ArrayList<>(count);
+        for (int r = 0; r < count; r++) {
+            List<GpuGrant> given = proposed.replicas().get(r);
+            NodeState n = given.isEmpty() || given.getFirst().node() < 0 || given.getFirst().node() >= cluster.nodeCount()
+                    ? null : cluster.node(given.getFirst().node());
+            String why = n == null ? "names no node of this pool" : null;
+            int[] gpus = new int[given.size()];
+            for (int i = 0; i < gpus.length && why == null; i++) {
+                if (given.get(i).node() != n.id()) why = "spans nodes";
+                gpus[i] = given.get(i).gpu();
+            }
+            for (int f = 0; f < filters.size() && why == null; f++) why = filters.get(f).filter(cycle, demand, n);
+            if (why == null) why = GivenGpus.check(cycle, demand, n, gpus);
+            if (why != null) {
+                cluster.rollback(mark);
+                return PlacementResult.failed("job " + job.id() + " replica " + (r + 1) + "/" + count
+                        + (n == null ? "" : " on " + n.name()) + ": " + why);
+            }
+            List<GpuGrant> grants = grants(demand, n, gpus);
+            cluster.apply(grants);
+            replicas.add(grants);
+        }
+        if (bind) cluster.commit(mark);
+        else cluster.rollback(mark);
+        return PlacementResult.placed(new Allocation(job.id(), replicas));
+    }
+
+    private static List<GpuGrant> grants(ReplicaDemand demand, NodeState n, int[] gpus) {
+        List<GpuGrant> grants = new ArrayList<>(gpus.length);
+        for (int g : gpus) {
+            grants.add(new GpuGrant(n.id(), g, demand.exclusive() ? 1000 : demand.milli(),
+                    demand.memoryOn(n.model(), n.memoryCapacityMib()), demand.exclusive()));
+        }
+        return grants;
     }
 
     private record ReplicaChoice(int node, int[] gpus, Map<String, Integer> reasonCounts, int visited) {
