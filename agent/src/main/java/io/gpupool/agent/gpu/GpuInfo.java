@@ -1,0 +1,35 @@
+package io.gpupool.agent.gpu;
+
+import io.gpupool.model.GpuCatalog;
+import io.gpupool.model.GpuModel;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One GPU as discovery sees it; it does not change while the node runs.
+ *
+ * @param index          the node-local index NVML, nvidia-smi and CUDA (without CUDA_VISIBLE_DEVICES) use
+ * @param uuid           the driver's UUID, e.g. {@code GPU-5f0b6d2e-...}; what CUDA_VISIBLE_DEVICES names
+ * @param productName    the driver's product string, e.g. {@code NVIDIA A100-SXM4-80GB}
+ * @param modelId        the catalog id of the model the product string names, null for a card the catalog lacks
+ * @param memoryTotalMib memory as the driver reports it (a few hundred MiB below the data sheet)
+ * @param nvlinkPeers    indices of the GPUs this one reaches over NVLink (directly or through NVSwitch)
+ */
+public record GpuInfo(int index, String uuid, String productName, String modelId, long memoryTotalMib,
+                      List<Integer> nvlinkPeers) {
+    public GpuInfo {
+        nvlinkPeers = List.copyOf(nvlinkPeers);
+    }
+
+    /** A GPU whose model is whatever the catalog makes of its product string. */
+    public static GpuInfo of(int index, String uuid, String productName, long memoryTotalMib, List<Integer> nvlinkPeers) {
+        return new GpuInfo(index, uuid, productName,
+                GpuCatalog.standard().find(productName).map(GpuModel::id).orElse(null), memoryTotalMib, nvlinkPeers);
+    }
+
+    /** The catalog model; empty where the catalog does not know the card. */
+    public Optional<GpuModel> model() {
+        return modelId == null ? Optional.empty() : GpuCatalog.standard().find(modelId);
+    }
+}

@@ -1,0 +1,21 @@
+package io.gpupool.agent.link;
+
+import io.gpupool.agent.run.JobPhase;
+
+/**
+ * One event of one attempt, numbered by the agent. Reports are sent in {@code seq} order and resent until
+ * the server acknowledges a seq at or above theirs, so the server must take each seq at most once (it
+ * keeps the highest seq it has applied per node) and tolerate a repeated terminal report for the same
+ * attempt (after an agent crash between reporting and recording an end).
+ *
+ * @param seq         agent-wide, strictly increasing, never reused (it survives restarts)
+ * @param phase       RUNNING when it started (or for a warning), else how it ended
+ * @param exitCode    the command's exit code where known
+ * @param pid         the job's process while it runs
+ * @param startedAtMs when it started (epoch ms)
+ * @param endedAtMs   when it ended, for terminal phases
+ * @param message     the reason or warning in words
+ */
+public record JobStatusReport(long seq, String jobId, int attempt, JobPhase phase, Integer exitCode, Long pid,
+                              Long startedAtMs, Long endedAtMs, String message) {
+}

@@ -1,0 +1,26 @@
+package io.gpupool.agent.link;
+
+import io.gpupool.agent.gpu.GpuSample;
+
+import java.util.List;
+
+/**
+ * What the agent sends every report interval.
+ *
+ * @param nodeId                the id from the registration
+ * @param sentAtMs              the agent's clock (epoch ms)
+ * @param appliedDesiredVersion the newest desired-state version the agent has applied (-1: none)
+ * @param gpus                  one telemetry reading per GPU (empty when the backend failed this time)
+ * @param running               the attempts running now
+ * @param statuses              unacknowledged status reports, oldest first
+ * @param logs                  new log output
+ */
+public record NodeReport(String nodeId, long sentAtMs, long appliedDesiredVersion, List<GpuSample> gpus,
+                         List<RunningJobInfo> running, List<JobStatusReport> statuses, List<LogChunk> logs) {
+    public NodeReport {
+        gpus = List.copyOf(gpus);
+        running = List.copyOf(running);
+        statuses = List.copyOf(statuses);
+        logs = List.copyOf(logs);
+    }
+}

@@ -1,0 +1,5 @@
+package io.gpupool.agent.link;
+
+/** An attempt whose process runs on the node, in a report or a registration. */
+public record RunningJobInfo(String jobId, int attempt, long pid, long startedAtMs, boolean stopping) {
+}

@@ -1,0 +1,21 @@
+package io.gpupool.agent.link;
+
+/**
+ * The agent's connection to the gpupool server. Two calls, both initiated by the agent (it needs no open
+ * port and works through NAT and firewalls, like Nomad's client and Determined's agent):
+ *
+ * <ul>
+ *   <li>{@link #register}: once at start, and again when the server asks; announces the inventory and
+ *       the jobs still running here, and gets the node id;</li>
+ *   <li>{@link #report}: every few seconds; carries telemetry, job status reports (numbered, resent until
+ *       acknowledged) and new log output, and returns the node's desired state.</li>
+ * </ul>
+ *
+ * The HTTP form of both is specified in docs/architecture.md ("Agent protocol").
+ */
+public interface ServerLink {
+
+    Registration register(RegisterRequest request) throws LinkException;
+
+    ReportResponse report(NodeReport report) throws LinkException;
+}

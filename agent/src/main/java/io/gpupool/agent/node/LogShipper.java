@@ -1,0 +1,106 @@
+package io.gpupool.agent.node;
+
+import io.gpupool.agent.link.LogChunk;
+import io.gpupool.agent.link.LogOffset;
+import io.gpupool.agent.run.JobDirectory;
+import io.gpupool.agent.run.JobKey;
+import io.gpupool.agent.run.JobStore;
+import io.gpupool.agent.run.LogReader;
+import io.gpupool.agent.run.LogStream;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Sends the jobs' output to the server a report at a time: for every stream it tracks the length the
+ * server has acknowledged and sends what lies beyond, within a byte budget per report. A stream is
+ * tracked from its job's start until its job has ended and the server holds all of it. The acknowledged
+ * lengths are kept in {@link AgentState}, so a restarted agent resumes where the server is.
+ */
+final class LogShipper {
+
+    /** One stream of one attempt. */
+    record StreamKey(JobKey job, LogStream stream) {
+        String text() {
+            return job.jobId() + "#" + job.attempt() + "/" + stream;
+        }
+
+        /** Parses {@link #text()}; the job id may itself hold '#' or '/', so it is parsed from the end. */
+        static StreamKey parse(String s) {
+            int slash = s.lastIndexOf('/');
+            int hash = s.lastIndexOf('#', slash);
+            return new StreamKey(new JobKey(s.substring(0, hash), Integer.parseInt(s.substring(hash + 1, slash))),
+                    LogStream.valueOf(s.substring(slash + 1)));
+        }
+    }
+
+    static final int MAX_CHUNK = LogReader.DEFAULT_MAX_BYTES;
+
+    private final JobStore store;
+    private final AgentState state;
+    private final Map<StreamKey, Long> acked = new LinkedHashMap<>();
+
+    LogShipper(JobStore store, AgentState state) {
+        this.store = store;
+        this.state = state;
+        state.logOffsets().forEach((k, v) -> acked.put(StreamKey.parse(k), v));
+    }
+
+    /** Starts shipping an attempt's output (idempotent). */
+    synchronized void track(JobKey job) {
+        for (LogStream s : LogStream.values()) acked.putIfAbsent(new StreamKey(job, s), 0L);
+    }
+
+    /** New output of every tracked stream, at most {@code budget} bytes in all, oldest streams first. */
+    synchronized List<LogChunk> collect(int budget) {
+        List<LogChunk> out = new ArrayList<>();
+        int left = budget;
+        for (Map.Entry<StreamKey, Long> e : acked.entrySet()) {
+            if (left <= 0) break;
+            StreamKey k = e.getKey();
+            Optional<JobDirectory> dir = store.find(k.job());
+            if (dir.isEmpty()) continue;
+            try {
+                boolean ended = dir.get().outcome().isPresent();
+                LogReader.Chunk c = LogReader.read(dir.get().log(k.stream()), e.getValue(), Math.min(MAX_CHUNK, left));
+                if (c.data().length == 0) continue;
+                out.add(new LogChunk(k.job().jobId(), k.job().attempt(), k.stream(), c.offset(), c.data(), ended && c.atEnd()));
+                left -= c.data().length;
+            } catch (IOException ex) {
+                // unreadable this time: try again next report
+            }
+        }
+        return out;
+    }
+
+    /** Records what the server holds; a stream of an ended job that the server holds completely is done. */
+    synchronized void acknowledge(List<LogOffset> acks) throws IOException {
+        for (LogOffset a : acks) {
+            StreamKey k = new StreamKey(new JobKey(a.jobId(), a.attempt()), a.stream());
+            acked.computeIfPresent(k, (key, old) -> Math.max(old, a.offset()));
+        }
+        acked.entrySet().removeIf(e -> complete(e.getKey(), e.getValue()));
+        Map<String, Long> persisted = new LinkedHashMap<>();
+        acked.forEach((k, v) -> persisted.put(k.text(), v));
+        state.logOffsets(persisted);
+    }
+
+    synchronized boolean tracking(JobKey job) {
+        return acked.keySet().stream().anyMatch(k -> k.job().equals(job));
+    }
+
+    private boolean complete(StreamKey k, long offset) {
+        Optional<JobDirectory> dir = store.find(k.job());
+        if (dir.isEmpty()) return true;
+        try {
+            if (dir.get().outcome().isEmpty()) return false;
+            return LogReader.read(dir.get().log(k.stream()), offset, 1).atEnd();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package io.gpupool.agent.node;
+
+import io.gpupool.agent.link.DesiredState;
+import io.gpupool.agent.link.JobStatusReport;
+import io.gpupool.agent.run.GrantedGpu;
+import io.gpupool.agent.run.JobEnd;
+import io.gpupool.agent.run.JobKey;
+import io.gpupool.agent.run.JobLaunch;
+import io.gpupool.agent.run.JobPhase;
+import io.gpupool.agent.run.JobRunner;
+import io.gpupool.agent.run.RunningJob;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+
+/**
+ * Makes the jobs running on this node match the server's desired state, and turns what happens to jobs
+ * into status reports.
+ *
+ * <p>Rules, each of which keeps a job from running twice:
+ * <ul>
+ *   <li>a desired state older than the newest one applied is ignored (a late message cannot undo a newer
+ *       decision); the same version again changes nothing;</li>
+ *   <li>an attempt is started only if no directory of it exists ({@link io.gpupool.agent.run.JobStore}):
+ *       one that ran before, however it ended, is never started again;</li>
+ *   <li>what runs and is not desired is stopped;</li>
+ *   <li>an attempt waits while an older attempt of the same job is still stopping, or while a job being
+ *       stopped still holds a GPU it is granted exclusively (or one it would share with an exclusive
+ *       holder): the server reassigns GPUs when it decides, the processes free them a grace period later.</li>
+ * </ul>
+ */
+public final class Reconciler implements JobRunner.Listener {
+
+    /** What one application did, for logs and tests. */
+    public record Applied(long version, boolean stale, List<JobKey> started, List<JobKey> stopped, Map<JobKey, String> waiting) {}
+
+    private final StatusBuffer statuses;
+    private final LogShipper logs;
+    private final AgentState state;
+    private final Executor background;
+    private JobRunner runner;
+    private DesiredState last;
+    private volatile boolean someWaiting;
+
+    /** @param background where an ended job triggers another pass for the attempts waiting on it */
+    Reconciler(StatusBuffer statuses, LogShipper logs, AgentState state, Executor background) {
+        this.statuses = statuses;
+        this.logs = logs;
+        this.state = state;
+        this.background = background;
+    }
+
+    void attach(JobRunner runner) {
+        this.runner = runner;
+    }
+
+    /** Applies a desired state from the server. */
+    public synchronized Applied apply(DesiredState desired) throws IOException {
+        if (desired.version() < state.appliedDesiredVersion()) {
+            return new Applied(desired.version(), true, List.of(), List.of(), Map.of());
+        }
+        last = desired;
+        state.applied(desired.version());
+        return reconcile();
+    }
+
+    /** Applies the last desired state again: attempts that were waiting for GPUs may start now. */
+    public synchronized Applied reapply() {
+        if (last == null) return new Applied(state.appliedDesiredVersion(), false, List.of(), List.of(), Map.of());
+        return reconcile();
+    }
+
+    private Applied reconcile() {
+        Map<JobKey, JobLaunch> wanted = new LinkedHashMap<>();
+        for (JobLaunch l : last.jobs()) wanted.putIfAbsent(l.key(), l);
+        List<JobKey> stopped = new ArrayList<>();
+        for (RunningJob r : runner.running()) {
+            if (!wanted.containsKey(r.key()) && !r.stopping()) {
+                runner.stop(r.key(), JobPhase.STOPPED, "stopped: the server no longer wants it (desired state " + last.version() + ")");
+                stopped.add(r.key());
+            }
+        }
+        List<JobKey> started = new ArrayList<>();
+        Map<JobKey, String> waiting = new LinkedHashMap<>();
+        for (JobLaunch l : wanted.values()) {
+            JobKey key = l.key();
+            if (runner.get(key).isPresent() || runner.store().started(key)) continue;
+            String conflict = conflict(l);
+            if (conflict != null) {
+                waiting.put(key, conflict);
+                continue;
+            }
+            if (runner.start(l) instanceof JobRunner.StartResult.Started) started.add(key);
+        }
+        someWaiting = !waiting.isEmpty();
+        return new Applied(last.version(), false, started, stopped, waiting);
+    }
+
+    /** Why {@code l} must wait for a running job, or null if it need not. */
+    private String conflict(JobLaunch l) {
+        for (RunningJob r : runner.running()) {
+            if (r.key().jobId().equals(l.jobId())) return "attempt " + r.key().attempt() + " of the job is still running";
+            for (GrantedGpu mine : l.gpus()) {
+                for (GrantedGpu theirs : r.launch().gpus()) {
+                    if (mine.uuid().equals(theirs.uuid()) && (mine.whole() || theirs.whole())) {
+                        return "GPU " + mine.uuid() + " is still held by " + r.key();
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void started(RunningJob job) {
+        logs.track(job.key());
+        statuses.add(job.key(), JobPhase.RUNNING, null, job.pid(), job.startedAtMs(), null, "started");
+    }
+
+    @Override
+    public void ended(JobLaunch launch, JobEnd end) {
+        logs.track(launch.key()); // output of a job that ended while the agent was down still goes out
+        statuses.add(launch.key(), end.phase(), end.exitCode(), null, end.startedAtMs(), end.endedAtMs(), end.message());
+        if (someWaiting) background.execute(this::reapply);
+    }
+
+    @Override
+    public void warning(RunningJob job, String message) {
+        statuses.add(job.key(), JobPhase.RUNNING, null, job.pid(), job.startedAtMs(), null, "warning: " + message);
+    }
+
+    /** The unacknowledged reports (for tests and the CLI). */
+    List<JobStatusReport> pendingStatuses() {
+        return statuses.pending(Integer.MAX_VALUE);
+    }
+}

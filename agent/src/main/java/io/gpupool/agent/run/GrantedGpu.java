@@ -1,0 +1,34 @@
+package io.gpupool.agent.run;
+
+import io.gpupool.model.GpuShare;
+import io.gpupool.model.SpecException;
+
+/**
+ * A share of one of this node's GPUs that the server granted a job (the engine's grant, addressed by UUID).
+ *
+ * @param uuid      the GPU
+ * @param milli     compute share in thousandths (1000 = all of it)
+ * @param memoryMib memory granted in MiB; 0 together with milli 1000 means the whole, exclusive GPU
+ */
+public record GrantedGpu(String uuid, int milli, long memoryMib) {
+    public GrantedGpu {
+        if (uuid == null || uuid.isBlank()) throw new SpecException("grant", "uuid", "must not be empty");
+        if (milli < 1 || milli > GpuShare.WHOLE) throw new SpecException("grant " + uuid, "milli", "must be in 1..1000, got " + milli);
+        if (memoryMib < 0) throw new SpecException("grant " + uuid, "memory_mib", "must be >= 0, got " + memoryMib);
+    }
+
+    public static GrantedGpu whole(String uuid) {
+        return new GrantedGpu(uuid, GpuShare.WHOLE, 0);
+    }
+
+    /** A whole GPU is exclusive: no other job may hold any part of it. */
+    public boolean whole() {
+        return milli == GpuShare.WHOLE && memoryMib == 0;
+    }
+
+    /** The memory this grant allows on a GPU of {@code totalMib}: the explicit figure, else the compute share of it. */
+    public long memoryOn(long totalMib) {
+        if (memoryMib > 0) return memoryMib;
+        return (long) Math.floor(totalMib * (milli / (double) GpuShare.WHOLE));
+    }
+}

@@ -1,0 +1,100 @@
+package io.gpupool.agent.run;
+
+import io.gpupool.agent.AgentJson;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * One attempt's directory under {@code WORKDIR/jobs/}: the agent's durable record of it, which survives
+ * an agent restart (like slurmd's spool directory). Its existence means "this attempt was started here":
+ *
+ * <pre>
+ *   launch.json    the JobLaunch, written before the process starts
+ *   process.json   pid and start time of the process, written right after it started
+ *   pid            written by the job's wrapper shell as its first act (covers a crash between the two above)
+ *   stdout.log     the job's standard output, written by the job directly (no agent in between)
+ *   stderr.log     its standard error
+ *   exit           the command's exit code, written by the wrapper shell when the command ends
+ *   outcome.json   the JobEnd, written by the agent when it has seen the end; marks the attempt done
+ * </pre>
+ */
+public record JobDirectory(Path path) {
+
+    static final String LAUNCH = "launch.json";
+    static final String PROCESS = "process.json";
+    static final String PID = "pid";
+    static final String EXIT = "exit";
+    static final String OUTCOME = "outcome.json";
+
+    /** pid and start instant of the wrapper process, and the wall-clock time the agent started it. */
+    public record ProcessRecord(long pid, Long startInstantMs, long startedAtMs) {}
+
+    public Path stdout() {
+        return path.resolve(LogStream.STDOUT.fileName());
+    }
+
+    public Path stderr() {
+        return path.resolve(LogStream.STDERR.fileName());
+    }
+
+    public Path log(LogStream stream) {
+        return path.resolve(stream.fileName());
+    }
+
+    public JobLaunch launch() throws IOException {
+        return AgentJson.read(path.resolve(LAUNCH), JobLaunch.class);
+    }
+
+    void writeLaunch(JobLaunch launch) throws IOException {
+        AgentJson.writeAtomically(path.resolve(LAUNCH), launch);
+    }
+
+    void writeProcess(long pid, Optional<Instant> start, long startedAtMs) throws IOException {
+        AgentJson.writeAtomically(path.resolve(PROCESS),
+                new ProcessRecord(pid, start.map(Instant::toEpochMilli).orElse(null), startedAtMs));
+    }
+
+    /** The process record; else, after a crash right after the start, the wrapper's pid file. */
+    Optional<ProcessRecord> process() throws IOException {
+        try {
+            return Optional.of(AgentJson.read(path.resolve(PROCESS), ProcessRecord.class));
+        } catch (NoSuchFileException e) {
+            Optional<Long> pid = readLong(PID);
+            long launchedAt = Files.getLastModifiedTime(path.resolve(LAUNCH)).toMillis();
+            return pid.map(p -> new ProcessRecord(p, null, launchedAt));
+        }
+    }
+
+    /** The exit code the wrapper wrote; empty while the command runs or when the wrapper itself was killed. */
+    public Optional<Integer> exitCode() throws IOException {
+        return readLong(EXIT).map(Math::toIntExact);
+    }
+
+    public Optional<JobEnd> outcome() throws IOException {
+        try {
+            return Optional.of(AgentJson.read(path.resolve(OUTCOME), JobEnd.class));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+    }
+
+    void writeOutcome(JobEnd end) throws IOException {
+        AgentJson.writeAtomically(path.resolve(OUTCOME), end);
+    }
+
+    private Optional<Long> readLong(String file) throws IOException {
+        try {
+            String s = Files.readString(path.resolve(file)).trim();
+            return s.isEmpty() ? Optional.empty() : Optional.of(Long.parseLong(s));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (NumberFormatException e) {
+            throw new IOException(path.resolve(file) + ": not a number", e);
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package io.gpupool.agent.run;
+
+import io.gpupool.model.SpecException;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Everything needed to start one attempt of a job on this node: what the server's desired state lists.
+ *
+ * @param jobId   the job
+ * @param attempt the attempt (see {@link JobKey})
+ * @param command program and arguments; run directly, not through a shell (give {@code sh -c '...'} for one)
+ * @param env     extra environment variables; the GPU variables the agent sets win over these
+ * @param workDir working directory; null = the job's own directory under the agent's work directory
+ * @param gpus    the granted GPUs, in the order CUDA should number them (device 0 first)
+ */
+public record JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir,
+                        List<GrantedGpu> gpus) {
+
+    public JobLaunch {
+        JobKey key = new JobKey(jobId, attempt); // validates id and attempt
+        String where = "job " + key;
+        if (command == null || command.isEmpty() || command.getFirst() == null || command.getFirst().isBlank()) {
+            throw new SpecException(where, "command", "must name a program to run");
+        }
+        command = List.copyOf(command);
+        env = env == null ? Map.of() : Map.copyOf(env);
+        gpus = gpus == null ? List.of() : List.copyOf(gpus);
+        Set<String> seen = new HashSet<>();
+        for (GrantedGpu g : gpus) {
+            if (!seen.add(g.uuid())) throw new SpecException(where, "gpus", "GPU " + g.uuid() + " is granted twice");
+        }
+        for (String name : env.keySet()) {
+            if (name.isEmpty() || name.contains("=") || name.indexOf('\0') >= 0) {
+                throw new SpecException(where, "env", "'" + name + "' is not a valid variable name");
+            }
+        }
+    }
+
+    public JobKey key() {
+        return new JobKey(jobId, attempt);
+    }
+}

@@ -1,0 +1,20 @@
+package io.gpupool.agent.run;
+
+/** Where one attempt of a job stands, as the agent reports it. */
+public enum JobPhase {
+    /** The process runs (also the phase of a warning about a running job). */
+    RUNNING,
+    /** The command exited with code 0. */
+    SUCCEEDED,
+    /** It exited with another code, was killed by a signal the agent did not send, could not start, or was
+     *  killed by the agent for exceeding its GPU memory grant; the message says which. */
+    FAILED,
+    /** The agent stopped it because the server no longer wanted it (cancel, preemption, reassignment). */
+    STOPPED,
+    /** It ended while the agent was down and left no exit code. */
+    LOST;
+
+    public boolean terminal() {
+        return this != RUNNING;
+    }
+}

@@ -1,0 +1,360 @@
+package io.gpupool.agent.run;
+
+import io.gpupool.agent.gpu.GpuInfo;
+import io.gpupool.agent.gpu.GpuLoad;
+import io.gpupool.model.SpecException;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * Starts, watches and stops the processes of jobs on this node.
+ *
+ * <p>A job runs as {@code setsid sh -c WRAPPER gpupool-job JOBDIR COMMAND...}: setsid makes it the leader
+ * of a new session and process group, so stopping it reaches every process it forked; the wrapper shell
+ * writes its pid first and the command's exit code last into the job directory, so an agent that restarts
+ * while the job runs can re-adopt it and still learn how it ended. The job writes its output straight into
+ * the job directory's log files; nothing passes through the agent, so a busy or restarting agent never
+ * blocks a job.
+ *
+ * <p>Stopping: SIGTERM to the group, then SIGKILL after the grace period if the wrapper still lives. When
+ * the wrapper has ended, whatever is left of the group is killed, so the GPUs are really free.
+ */
+public final class JobRunner implements GpuLoad, AutoCloseable {
+
+    /** What happens to jobs, for the status reports. Called from process-watching threads. */
+    public interface Listener {
+        void started(RunningJob job);
+
+        /** An attempt ended (or was found ended after a restart, or could not start). */
+        void ended(JobLaunch launch, JobEnd end);
+
+        void warning(RunningJob job, String message);
+    }
+
+    /** What {@link #start} did. */
+    public sealed interface StartResult {
+        /** The process runs. */
+        record Started(RunningJob job) implements StartResult {}
+
+        /** This attempt was started on this node before (now or earlier): nothing was done. */
+        record AlreadyStarted(JobKey key) implements StartResult {}
+
+        /** It could not start; the end (FAILED, with the reason) was recorded and reported. */
+        record Failed(JobKey key, String reason) implements StartResult {}
+    }
+
+    /**
+     * The wrapper: $1 is the job directory, the rest the command. "trap : TERM INT HUP" makes the shell wait
+     * for the command on a stop (a trapped signal runs only after the foreground command ends) while the
+     * command itself gets the default handling, so the exit code still gets written.
+     */
+    static final String WRAPPER = "d=$1; shift; echo $$ > \"$d/pid\"; trap : TERM INT HUP; \"$@\"; rc=$?; "
+            + "echo $rc > \"$d/exit.tmp\" && mv -f \"$d/exit.tmp\" \"$d/exit\"; exit $rc";
+
+    private final RunnerConfig config;
+    private final JobStore store;
+    private final Map<String, GpuInfo> gpusByUuid;
+    private final Listener listener;
+    private final ScheduledExecutorService timer;
+    /** Runs the end of a job off the JDK's process reaper thread, which must stay free to reap. */
+    private final ExecutorService watchers = Executors.newVirtualThreadPerTaskExecutor();
+    private final Map<JobKey, RunningJob> running = new ConcurrentHashMap<>();
+    private final Map<String, Boolean> memoryWarned = new ConcurrentHashMap<>();
+    private final String setsid;
+
+    public JobRunner(RunnerConfig config, List<GpuInfo> gpus, Listener listener) throws IOException {
+        this.config = config;
+        this.store = new JobStore(config.workDir());
+        this.gpusByUuid = gpus.stream().collect(Collectors.toUnmodifiableMap(GpuInfo::uuid, Function.identity()));
+        this.listener = listener;
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("gpupool-job-timer").unstarted(r));
+        this.setsid = findSetsid();
+    }
+
+    public JobStore store() {
+        return store;
+    }
+
+    public RunnerConfig config() {
+        return config;
+    }
+
+    /** Starts one attempt unless it was started on this node before. */
+    public StartResult start(JobLaunch launch) {
+        JobKey key = launch.key();
+        if (running.containsKey(key)) return new StartResult.AlreadyStarted(key);
+        Optional<JobDirectory> created;
+        try {
+            created = store.create(launch);
+        } catch (IOException e) {
+            // Nothing was recorded, so nothing ran: the server may ask again.
+            return new StartResult.Failed(key, "cannot create the job directory: " + e.getMessage());
+        }
+        if (created.isEmpty()) return new StartResult.AlreadyStarted(key);
+        JobDirectory dir = created.get();
+        long now = System.currentTimeMillis();
+        try {
+            Map<String, String> env = JobEnvironment.of(launch, gpusByUuid, System.getenv(), config.passThroughEnv());
+            Path workDir = launch.workDir() == null ? dir.path() : Path.of(launch.workDir());
+            if (!Files.isDirectory(workDir)) throw new SpecException("job " + key, "work_dir", "directory " + workDir + " does not exist");
+            List<String> cmd = new ArrayList<>();
+            if (setsid != null) cmd.add(setsid);
+            cmd.addAll(List.of("/bin/sh", "-c", WRAPPER, "gpupool-job", dir.path().toString()));
+            cmd.addAll(launch.command());
+            ProcessBuilder pb = new ProcessBuilder(cmd)
+                    .directory(workDir.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.stdout().toFile()))
+                    .redirectError(ProcessBuilder.Redirect.appendTo(dir.stderr().toFile()));
+            pb.environment().clear();
+            pb.environment().putAll(env);
+            Process p = pb.start();
+            try {
+                dir.writeProcess(p.pid(), p.info().startInstant(), now);
+            } catch (IOException e) {
+                // The job runs regardless; after a restart the wrapper's own pid file identifies it.
+            }
+            RunningJob job = new RunningJob(launch, dir, p.toHandle(), p, now, setsid != null);
+            running.put(key, job);
+            listener.started(job);
+            p.onExit().whenCompleteAsync((h, t) -> ended(job), watchers);
+            return new StartResult.Started(job);
+        } catch (IOException | SpecException e) {
+            String reason = "cannot start: " + e.getMessage();
+            record(dir, new JobEnd(JobPhase.FAILED, null, now, System.currentTimeMillis(), reason), launch);
+            return new StartResult.Failed(key, reason);
+        }
+    }
+
+    /**
+     * After an agent restart: takes back every attempt whose directory has no outcome. A process that still
+     * runs (same pid, same start time, our wrapper for this directory) is watched again; one that ended
+     * while the agent was down is reported with the exit code its wrapper left (LOST when it left none).
+     *
+     * @return the re-adopted jobs
+     */
+    public List<RunningJob> recover() throws IOException {
+        List<RunningJob> adopted = new ArrayList<>();
+        for (JobDirectory dir : store.all()) {
+            if (dir.outcome().isPresent()) continue;
+            JobLaunch launch;
+            try {
+                launch = dir.launch();
+            } catch (IOException e) {
+                continue; // a directory without a readable launch.json was never started (crash while creating it)
+            }
+            if (running.containsKey(launch.key())) continue;
+            Optional<JobDirectory.ProcessRecord> rec = dir.process();
+            Optional<ProcessHandle> alive = rec.flatMap(r -> sameProcess(r, dir));
+            if (alive.isPresent()) {
+                RunningJob job = new RunningJob(launch, dir, alive.get(), null, rec.get().startedAtMs(),
+                        ProcFs.sessionId(alive.get().pid()).orElse(-1) == alive.get().pid());
+                running.put(job.key(), job);
+                adopted.add(job);
+                alive.get().onExit().whenCompleteAsync((h, t) -> ended(job), watchers);
+            } else {
+                long startedAt = rec.map(JobDirectory.ProcessRecord::startedAtMs).orElse(System.currentTimeMillis());
+                Optional<Integer> code = dir.exitCode();
+                long endedAt = code.isPresent() ? lastModified(dir.path().resolve(JobDirectory.EXIT)) : System.currentTimeMillis();
+                JobEnd end = code.map(c -> endFromExitCode(c, startedAt, endedAt, " (ended while the agent was down)"))
+                        .orElseGet(() -> new JobEnd(JobPhase.LOST, null, startedAt, endedAt, rec.isEmpty()
+                                ? "the agent stopped before the process started"
+                                : "ended while the agent was down and left no exit code"));
+                record(dir, end, launch);
+            }
+        }
+        return adopted;
+    }
+
+    /**
+     * Stops a job: SIGTERM to its process group, SIGKILL after the grace period.
+     *
+     * @param phase  STOPPED (the server no longer wants it) or FAILED (the agent's own verdict, e.g. memory)
+     * @param reason why, for the report
+     * @return false if no such job runs
+     */
+    public boolean stop(JobKey key, JobPhase phase, String reason) {
+        RunningJob job = running.get(key);
+        if (job == null) return false;
+        if (!job.requestStop(phase, reason)) return true;
+        signal(job, ProcessSignals.SIGTERM);
+        timer.schedule(() -> {
+            if (job.handle().isAlive()) {
+                job.markKilled();
+                signal(job, ProcessSignals.SIGKILL);
+            }
+        }, config.killGrace().toMillis(), TimeUnit.MILLISECONDS);
+        return true;
+    }
+
+    public Collection<RunningJob> running() {
+        return List.copyOf(running.values());
+    }
+
+    public Optional<RunningJob> get(JobKey key) {
+        return Optional.ofNullable(running.get(key));
+    }
+
+    public Map<String, GpuInfo> gpus() {
+        return gpusByUuid;
+    }
+
+    /** The GPU shares the running jobs hold, for the fake backend's telemetry. */
+    @Override
+    public List<Use> currentUse() {
+        List<Use> uses = new ArrayList<>();
+        for (RunningJob j : running.values()) {
+            for (GrantedGpu g : j.launch().gpus()) {
+                GpuInfo gpu = gpusByUuid.get(g.uuid());
+                long mem = g.whole() || gpu == null ? g.memoryMib() : g.memoryOn(gpu.memoryTotalMib());
+                uses.add(new Use(g.uuid(), j.pid(), g.milli(), mem));
+            }
+        }
+        return uses;
+    }
+
+    /**
+     * Applies the memory policy to what the GPUs report: a job whose processes hold more than their grant
+     * (plus the allowance) on a GPU is warned about once, or stopped, as configured.
+     */
+    public void enforceMemory(List<io.gpupool.agent.gpu.GpuSample> samples) {
+        for (MemoryGuard.Violation v : MemoryGuard.check(samples, running.values(), gpusByUuid, config.memoryAllowanceMib())) {
+            String what = v.describe();
+            if (config.memoryPolicy() == RunnerConfig.MemoryPolicy.KILL) {
+                stop(v.job().key(), JobPhase.FAILED, "killed: " + what);
+            } else if (memoryWarned.putIfAbsent(v.job().key() + "/" + v.gpuUuid(), true) == null) {
+                listener.warning(v.job(), what);
+            }
+        }
+    }
+
+    /** The process has ended (or was found ended): work out how, record it, report it. */
+    private void ended(RunningJob job) {
+        if (job.ownSession()) {
+            // Background processes the command left behind would still hold GPU memory.
+            ProcessSignals.signalGroup(job.pid(), ProcessSignals.SIGKILL);
+        }
+        long now = System.currentTimeMillis();
+        Integer code = null;
+        try {
+            code = job.directory().exitCode().orElse(null);
+        } catch (IOException e) {
+            // fall back to the process's own status
+        }
+        if (code == null && job.process().isPresent()) code = job.process().get().exitValue();
+        JobEnd end;
+        if (job.stopPhase() != null) {
+            String how = job.killed() ? "killed with SIGKILL after a grace period of " + text(config.killGrace())
+                    : "exited after SIGTERM" + (code == null ? "" : " with code " + code);
+            end = new JobEnd(job.stopPhase(), code, job.startedAtMs(), now, job.stopReason() + "; " + how);
+        } else if (code == null) {
+            end = new JobEnd(JobPhase.FAILED, null, job.startedAtMs(), now,
+                    "its wrapper was killed outside the agent; exit code unknown");
+        } else {
+            end = endFromExitCode(code, job.startedAtMs(), now, "");
+        }
+        // Off the running list first, so whoever hears of the end sees the job's GPUs as released.
+        running.remove(job.key());
+        memoryWarned.keySet().removeIf(k -> k.startsWith(job.key() + "/"));
+        record(job.directory(), end, job.launch());
+        job.end().complete(end);
+    }
+
+    private static String text(Duration d) {
+        return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : d.toMillis() + " ms";
+    }
+
+    private static JobEnd endFromExitCode(int code, long startedAt, long endedAt, String suffix) {
+        if (code == 0) return new JobEnd(JobPhase.SUCCEEDED, 0, startedAt, endedAt, "exit code 0" + suffix);
+        String what = code > 128 && code < 160 ? "killed by signal " + (code - 128) + " (exit code " + code + ")" : "exit code " + code;
+        return new JobEnd(JobPhase.FAILED, code, startedAt, endedAt, what + suffix);
+    }
+
+    /** Reports the end first, then marks the directory done: a crash in between reports it twice, never not at all. */
+    private void record(JobDirectory dir, JobEnd end, JobLaunch launch) {
+        listener.ended(launch, end);
+        try {
+            dir.writeOutcome(end);
+        } catch (IOException e) {
+            // The report is out; after a restart the directory is recovered and reported again.
+        }
+    }
+
+    /** The recorded process, if it is still the same one: alive, started when recorded, running our wrapper for this directory. */
+    private static Optional<ProcessHandle> sameProcess(JobDirectory.ProcessRecord rec, JobDirectory dir) {
+        return ProcessHandle.of(rec.pid()).filter(ProcessHandle::isAlive).filter(h -> {
+            ProcessHandle.Info info = h.info();
+            Optional<Instant> start = info.startInstant();
+            if (rec.startInstantMs() != null && start.isPresent()
+                    && Math.abs(start.get().toEpochMilli() - rec.startInstantMs()) > 1000) {
+                return false;
+            }
+            if (rec.startInstantMs() == null && start.isPresent() && start.get().toEpochMilli() < rec.startedAtMs() - 1000) {
+                return false;
+            }
+            return info.arguments().map(a -> Arrays.asList(a).contains(dir.path().toString())).orElse(start.isPresent());
+        });
+    }
+
+    private void signal(RunningJob job, int signal) {
+        if (job.ownSession() && ProcessSignals.signalGroup(job.pid(), signal)) return;
+        // No group of its own (no setsid here): signal the tree, children first.
+        job.handle().descendants().forEach(d -> ProcessSignals.signalProcess(d.pid(), signal));
+        ProcessSignals.signalProcess(job.pid(), signal);
+    }
+
+    private static long lastModified(Path p) {
+        try {
+            return Files.getLastModifiedTime(p).toMillis();
+        } catch (IOException e) {
+            return System.currentTimeMillis();
+        }
+    }
+
+    private static String findSetsid() {
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+            Path p = Path.of(dir.isEmpty() ? "." : dir, "setsid");
+            if (Files.isExecutable(p)) return p.toString();
+        }
+        for (String p : List.of("/usr/bin/setsid", "/bin/setsid")) if (Files.isExecutable(Path.of(p))) return p;
+        return null;
+    }
+
+    /** Stops watching; running jobs keep running (an agent restart re-adopts them). */
+    @Override
+    public void close() {
+        timer.shutdownNow();
+        watchers.shutdown();
+    }
+
+    /** Stops every job and waits for them to end, for tests and an explicit drain. */
+    public void stopAll(String reason, Duration wait) throws InterruptedException {
+        List<RunningJob> jobs = List.copyOf(running.values());
+        for (RunningJob j : jobs) stop(j.key(), JobPhase.STOPPED, reason);
+        long deadline = System.nanoTime() + wait.toNanos();
+        for (RunningJob j : jobs) {
+            try {
+                j.end().get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                // reported by the caller's own checks
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package io.gpupool.agent.run;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Predicate;
+import java.util.stream.Stream;
+
+/**
+ * The job directories under {@code WORKDIR/jobs}. Creating an attempt's directory is the agent's
+ * at-most-once gate: the directory is created atomically, so an attempt whose directory exists is never
+ * started again, whatever the server sends and however often.
+ */
+public final class JobStore {
+
+    private final Path jobsDir;
+
+    public JobStore(Path workDir) throws IOException {
+        this.jobsDir = workDir.resolve("jobs");
+        Files.createDirectories(jobsDir);
+    }
+
+    /** The new directory of {@code launch}, with launch.json written; empty if this attempt was started before. */
+    Optional<JobDirectory> create(JobLaunch launch) throws IOException {
+        Path dir = jobsDir.resolve(dirName(launch.key()));
+        try {
+            Files.createDirectory(dir);
+        } catch (FileAlreadyExistsException e) {
+            return Optional.empty();
+        }
+        JobDirectory d = new JobDirectory(dir);
+        try {
+            d.writeLaunch(launch);
+        } catch (IOException e) {
+            Files.deleteIfExists(dir.resolve(JobDirectory.LAUNCH + ".tmp"));
+            Files.deleteIfExists(dir); // nothing started: leave no trace, so the attempt can be asked for again
+            throw e;
+        }
+        return Optional.of(d);
+    }
+
+    public boolean started(JobKey key) {
+        return Files.isDirectory(jobsDir.resolve(dirName(key)));
+    }
+
+    public Optional<JobDirectory> find(JobKey key) {
+        Path dir = jobsDir.resolve(dirName(key));
+        return Files.isDirectory(dir) ? Optional.of(new JobDirectory(dir)) : Optional.empty();
+    }
+
+    /** Every attempt's directory, oldest first. */
+    public List<JobDirectory> all() throws IOException {
+        try (Stream<Path> s = Files.list(jobsDir)) {
+            List<Path> dirs = new ArrayList<>(s.filter(Files::isDirectory).toList());
+            dirs.sort(Comparator.comparing(JobStore::modified).thenComparing(Path::toString));
+            return dirs.stream().map(JobDirectory::new).toList();
+        }
+    }
+
+    /** Removes an attempt's directory (logs included): for retention, never for a running job. */
+    public void delete(JobKey key) throws IOException {
+        Optional<JobDirectory> d = find(key);
+        if (d.isEmpty()) return;
+        try (Stream<Path> s = Files.walk(d.get().path())) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        }
+    }
+
+    /**
+     * Deletes the directories of attempts that ended more than {@code retention} ago, except those
+     * {@code keep} names (their output is still on its way to the server). Their logs go with them, and
+     * so does the at-most-once record; the desired-state version check still refuses a late message.
+     *
+     * @return how many were deleted
+     */
+    public int pruneEnded(Duration retention, Predicate<JobKey> keep) throws IOException {
+        long cutoff = System.currentTimeMillis() - retention.toMillis();
+        int deleted = 0;
+        for (JobDirectory d : all()) {
+            Path outcome = d.path().resolve(JobDirectory.OUTCOME);
+            if (!Files.exists(outcome) || Files.getLastModifiedTime(outcome).toMillis() > cutoff) continue;
+            JobKey key = d.launch().key();
+            if (keep.test(key)) continue;
+            delete(key);
+            deleted++;
+        }
+        return deleted;
+    }
+
+    /**
+     * A file-system-safe, collision-free name: the id's safe characters, then a short hash of the exact id
+     * when anything had to be replaced, then the attempt.
+     */
+    static String dirName(JobKey key) {
+        String id = key.jobId();
+        String safe = id.replaceAll("[^A-Za-z0-9._-]", "_");
+        if (safe.length() > 80) safe = safe.substring(0, 80);
+        if (!safe.equals(id) || safe.startsWith(".")) {
+            safe = safe + "-" + HexFormat.of().formatHex(sha256(id), 0, 6);
+        }
+        return safe + "." + key.attempt();
+    }
+
+    private static byte[] sha256(String s) {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static long modified(Path p) {
+        try {
+            return Files.getLastModifiedTime(p).toMillis();
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+}

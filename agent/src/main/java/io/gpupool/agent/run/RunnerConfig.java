@@ -1,0 +1,56 @@
+package io.gpupool.agent.run;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * How the agent runs jobs.
+ *
+ * @param workDir             the agent's work directory: job directories (logs, exit codes) and its state file
+ * @param killGrace           time between SIGTERM and SIGKILL when a job is stopped
+ * @param memoryPolicy        what happens to a job whose processes hold more GPU memory than granted
+ * @param memoryAllowanceMib  memory a job may hold beyond its grant before the policy applies: the CUDA
+ *                            context and library workspaces, which the driver counts per process but a
+ *                            framework's memory fraction does not cover (a few hundred MiB)
+ * @param passThroughEnv      variables of the agent's environment that jobs inherit
+ */
+public record RunnerConfig(Path workDir, Duration killGrace, MemoryPolicy memoryPolicy, long memoryAllowanceMib,
+                           List<String> passThroughEnv) {
+
+    /** What to do when a job exceeds its GPU memory grant. */
+    public enum MemoryPolicy {
+        /** Report a warning once per job and GPU; the job keeps running. */
+        WARN,
+        /** Stop the job (SIGTERM, grace, SIGKILL) and report it failed with the reason. */
+        KILL
+    }
+
+    public static final Duration DEFAULT_KILL_GRACE = Duration.ofSeconds(10);
+    public static final long DEFAULT_MEMORY_ALLOWANCE_MIB = 512;
+
+    public RunnerConfig {
+        if (workDir == null) throw new IllegalArgumentException("workDir must be set");
+        if (killGrace == null || killGrace.isNegative()) killGrace = DEFAULT_KILL_GRACE;
+        if (memoryPolicy == null) memoryPolicy = MemoryPolicy.KILL;
+        if (memoryAllowanceMib < 0) memoryAllowanceMib = 0;
+        passThroughEnv = passThroughEnv == null ? JobEnvironment.DEFAULT_PASS_THROUGH : List.copyOf(passThroughEnv);
+    }
+
+    /** Defaults: 10 s grace, kill on memory overuse with a 512 MiB allowance. */
+    public static RunnerConfig defaults(Path workDir) {
+        return new RunnerConfig(workDir, DEFAULT_KILL_GRACE, MemoryPolicy.KILL, DEFAULT_MEMORY_ALLOWANCE_MIB, null);
+    }
+
+    public RunnerConfig withKillGrace(Duration grace) {
+        return new RunnerConfig(workDir, grace, memoryPolicy, memoryAllowanceMib, passThroughEnv);
+    }
+
+    public RunnerConfig withMemoryPolicy(MemoryPolicy policy) {
+        return new RunnerConfig(workDir, killGrace, policy, memoryAllowanceMib, passThroughEnv);
+    }
+
+    public RunnerConfig withMemoryAllowanceMib(long mib) {
+        return new RunnerConfig(workDir, killGrace, memoryPolicy, mib, passThroughEnv);
+    }
+}

@@ -1,0 +1,108 @@
+package io.gpupool.agent.run;
+
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One attempt whose process runs (or is being stopped). The process is the job's wrapper shell, leader of
+ * its own session and process group; {@code process} is present when this agent started it and empty
+ * when it was re-adopted after an agent restart (then only the pid and its start time tie it to the job).
+ */
+public final class RunningJob {
+
+    private final JobLaunch launch;
+    private final JobDirectory directory;
+    private final ProcessHandle handle;
+    private final Process process;
+    private final long startedAtMs;
+    private final boolean ownSession;
+    private final CompletableFuture<JobEnd> end = new CompletableFuture<>();
+
+    private JobPhase stopPhase;
+    private String stopReason;
+    private boolean killed;
+
+    RunningJob(JobLaunch launch, JobDirectory directory, ProcessHandle handle, Process process, long startedAtMs, boolean ownSession) {
+        this.launch = launch;
+        this.directory = directory;
+        this.handle = handle;
+        this.process = process;
+        this.startedAtMs = startedAtMs;
+        this.ownSession = ownSession;
+    }
+
+    public JobKey key() {
+        return launch.key();
+    }
+
+    public JobLaunch launch() {
+        return launch;
+    }
+
+    public JobDirectory directory() {
+        return directory;
+    }
+
+    public long pid() {
+        return handle.pid();
+    }
+
+    public long startedAtMs() {
+        return startedAtMs;
+    }
+
+    /** Whether this agent process started it (false: re-adopted after a restart). */
+    public boolean startedByThisAgent() {
+        return process != null;
+    }
+
+    /** Completes when the process has ended and its end has been recorded. */
+    public CompletableFuture<JobEnd> end() {
+        return end;
+    }
+
+    public synchronized boolean stopping() {
+        return stopPhase != null;
+    }
+
+    ProcessHandle handle() {
+        return handle;
+    }
+
+    Optional<Process> process() {
+        return Optional.ofNullable(process);
+    }
+
+    boolean ownSession() {
+        return ownSession;
+    }
+
+    /** Records the first stop request; false if the job is already being stopped. */
+    synchronized boolean requestStop(JobPhase phase, String reason) {
+        if (stopPhase != null) return false;
+        stopPhase = phase;
+        stopReason = reason;
+        return true;
+    }
+
+    synchronized void markKilled() {
+        killed = true;
+    }
+
+    synchronized JobPhase stopPhase() {
+        return stopPhase;
+    }
+
+    synchronized String stopReason() {
+        return stopReason;
+    }
+
+    synchronized boolean killed() {
+        return killed;
+    }
+
+    @Override
+    public String toString() {
+        return key() + "(pid " + pid() + ")";
+    }
+}

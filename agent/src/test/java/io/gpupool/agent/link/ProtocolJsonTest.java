@@ -1,0 +1,59 @@
+package io.gpupool.agent.link;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.agent.AgentJson;
+import io.gpupool.agent.gpu.FakeGpuBackend;
+import io.gpupool.agent.gpu.GpuProcess;
+import io.gpupool.agent.gpu.GpuSample;
+import io.gpupool.agent.gpu.NodeInventory;
+import io.gpupool.agent.run.GrantedGpu;
+import io.gpupool.agent.run.JobLaunch;
+import io.gpupool.agent.run.JobPhase;
+import io.gpupool.agent.run.LogStream;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The JSON shapes of the agent protocol are the ones docs/architecture.md shows, and they read back the same. */
+class ProtocolJsonTest {
+
+    @Test
+    void desiredStateUsesSnakeCaseAndRoundTrips() throws Exception {
+        DesiredState d = new DesiredState(42, List.of(new JobLaunch("train-7", 1, List.of("python", "train.py"),
+                Map.of("EPOCHS", "3"), "/data/runs", List.of(new GrantedGpu("GPU-a", 500, 20480)))));
+        String json = AgentJson.MAPPER.writeValueAsString(d);
+        assertThat(json).isEqualTo("{\"version\":42,\"jobs\":[{\"job_id\":\"train-7\",\"attempt\":1,\"command\":[\"python\",\"train.py\"],"
+                + "\"env\":{\"EPOCHS\":\"3\"},\"work_dir\":\"/data/runs\",\"gpus\":[{\"uuid\":\"GPU-a\",\"milli\":500,\"memory_mib\":20480}]}]}");
+        assertThat(AgentJson.MAPPER.readValue(json, DesiredState.class)).isEqualTo(d);
+    }
+
+    @Test
+    void reportAndRegistrationRoundTrip() throws Exception {
+        FakeGpuBackend fake = new FakeGpuBackend("2xL40S", "n1");
+        NodeInventory inv = NodeInventory.of(fake.discover());
+        RegisterRequest reg = new RegisterRequest("n1", "0.1.0", inv, List.of(new RunningJobInfo("j", 0, 4242, 1_700_000_000_000L, false)));
+        JsonNode regJson = AgentJson.MAPPER.readTree(AgentJson.MAPPER.writeValueAsString(reg));
+        assertThat(regJson.get("inventory").get("gpus").get(0).get("model_id").asText()).isEqualTo("L40S");
+        assertThat(regJson.get("inventory").get("gpus").get(0).has("model")).as("derived, not sent").isFalse();
+        assertThat(AgentJson.MAPPER.readValue(regJson.toString(), RegisterRequest.class)).isEqualTo(reg);
+
+        NodeReport r = new NodeReport("node-n1", 1_700_000_000_500L, 42,
+                List.of(new GpuSample(0, "GPU-a", 50, 20480L, 46068L, 57, 201.5, List.of(new GpuProcess("GPU-a", 4242, 20480L)), null)),
+                List.of(new RunningJobInfo("j", 0, 4242, 1_700_000_000_000L, false)),
+                List.of(new JobStatusReport(17, "j", 0, JobPhase.RUNNING, null, 4242L, 1_700_000_000_000L, null, "started")),
+                List.of(new LogChunk("j", 0, LogStream.STDOUT, 0, "hello\n".getBytes(StandardCharsets.UTF_8), false)));
+        String json = AgentJson.MAPPER.writeValueAsString(r);
+        JsonNode n = AgentJson.MAPPER.readTree(json);
+        assertThat(n.get("applied_desired_version").asLong()).isEqualTo(42);
+        assertThat(n.get("statuses").get(0).get("phase").asText()).isEqualTo("RUNNING");
+        assertThat(n.get("logs").get(0).get("data").asText()).as("bytes travel as base64").isEqualTo("aGVsbG8K");
+        NodeReport back = AgentJson.MAPPER.readValue(json, NodeReport.class);
+        assertThat(back.statuses()).isEqualTo(r.statuses());
+        assertThat(back.gpus()).isEqualTo(r.gpus());
+        assertThat(new String(back.logs().getFirst().data(), StandardCharsets.UTF_8)).isEqualTo("hello\n");
+    }
+}

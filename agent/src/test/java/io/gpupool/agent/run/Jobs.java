@@ -1,0 +1,38 @@
+package io.gpupool.agent.run;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/** Small helpers to write job launches and wait for them in tests. */
+final class Jobs {
+
+    private Jobs() {
+    }
+
+    /** A job that runs {@code script} under sh -c. */
+    static JobLaunch sh(String id, String script, GrantedGpu... gpus) {
+        return new JobLaunch(id, 0, List.of("sh", "-c", script), Map.of(), null, List.of(gpus));
+    }
+
+    static JobEnd await(RunningJob job) throws Exception {
+        return job.end().get(20, TimeUnit.SECONDS);
+    }
+
+    static RunningJob started(JobRunner.StartResult r) {
+        if (r instanceof JobRunner.StartResult.Started s) return s.job();
+        throw new AssertionError("expected the job to start, got " + r);
+    }
+
+    /** Polls {@code condition} every 20 ms for up to {@code limit}. */
+    static boolean eventually(Duration limit, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (condition.getAsBoolean()) return true;
+            Thread.sleep(20);
+        }
+        return condition.getAsBoolean();
+    }
+}
