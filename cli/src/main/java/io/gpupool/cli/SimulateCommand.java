@@ -1,6 +1,7 @@
 package io.gpupool.cli;
 
 import io.gpupool.engine.SchedulerConfig;
+import io.gpupool.engine.batch.BatchPlacers;
 import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.engine.policy.PolicyRegistry;
 import io.gpupool.model.ClusterSpec;
@@ -50,6 +51,10 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Node scorers name[:weight],... with optional ;gpu=POLICY;limit=N (default: ${DEFAULT-VALUE}).")
     String placement;
 
+    @Option(names = "--batch", paramLabel = "SOLVER[:OPTIONS]",
+            description = "Batch mode: each round, place the head of the queue together with this solver (greedy, ga, aco, pso, cpsat; options window=N,seconds=S,seed=N), then one by one as usual.")
+    String batch;
+
     @Option(names = "--output", defaultValue = "table", paramLabel = "FORMAT", description = "table, json or csv (default: ${DEFAULT-VALUE}).")
     String output;
 
@@ -75,7 +80,7 @@ public final class SimulateCommand implements Callable<Integer> {
         List<SimulationResult> results = new ArrayList<>();
         for (String p : policies) {
             SchedulerConfig cfg = SchedulerConfig.defaults(p).withPlacement(pc);
-            results.add(new Simulator(cs, cfg).run(jobs));
+            results.add(new Simulator(cs, cfg).batchPlacer(batch == null ? null : BatchPlacers.create(batch)).run(jobs));
         }
         out.print(switch (output) {
             case "json" -> ResultFormat.json(results) + "\n";

@@ -101,7 +101,11 @@ public final class CpSatSolver implements Solver {
     private static CpSolver newSolver(SolveSettings s, long deadline) {
         CpSolver solver = new CpSolver();
         SatParameters.Builder params = solver.getParameters();
-        params.setMaxTimeInSeconds(Math.max(0.01, (deadline - System.nanoTime()) / 1e9));
+        double left = Math.max(0.01, (deadline - System.nanoTime()) / 1e9);
+        params.setMaxTimeInSeconds(left);
+        // also a limit in CP-SAT's deterministic time (about a second of work on a quiet core): where it binds
+        // first, the run is reproducible even when it is cut short
+        params.setMaxDeterministicTime(s.seconds());
         params.setNumWorkers(s.workers());
         params.setRandomSeed((int) (s.seed() ^ (s.seed() >>> 32)));
         params.setLogSearchProgress(false);

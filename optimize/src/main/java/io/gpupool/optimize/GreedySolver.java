@@ -66,7 +66,8 @@ public final class GreedySolver implements Solver {
                 winner = o;
             }
         }
-        return new SolveResult(name, best.placement(), best.score(), OptionalLong.of(UpperBound.of(p)), false, false,
+        long bound = UpperBound.of(p);
+        return new SolveResult(name, best.placement(), best.score(), OptionalLong.of(bound), best.score().value() >= bound, false,
                 (System.nanoTime() - t0) / 1e9, "order " + winner.label);
     }
 }

@@ -66,7 +66,9 @@ final class OrderSearch {
     int[] bestOrder() { return bestOrder.clone(); }
 
     SolveResult result(String solver, String detail) {
-        return new SolveResult(solver, best.placement(), best.score(), OptionalLong.of(UpperBound.of(p)), false, timedOut,
+        long bound = UpperBound.of(p);
+        // an answer that reaches the bound is optimal, whoever found it
+        return new SolveResult(solver, best.placement(), best.score(), OptionalLong.of(bound), best.score().value() >= bound, timedOut,
                 (System.nanoTime() - t0) / 1e9, detail + ", " + evaluations + " placements evaluated" + (timedOut ? "; time budget reached" : ""));
     }
 }

@@ -7,8 +7,8 @@ import java.util.OptionalLong;
 
 /**
  * A solver's answer: the allocations (job id -> GPUs, in window order), their score, the best upper bound
- * on the value that the solver knows, whether the value is proven optimal, whether the time budget cut
- * the search short, and the wall time spent.
+ * on the value that the solver knows, whether the value is proven optimal (CP-SAT's proof, or any answer that
+ * reaches its bound), whether the time budget cut the search short, and the wall time spent.
  *
  * @param detail a short note on how the answer was found ("order priority-first", "412 generations")
  */

@@ -6,6 +6,7 @@ import io.gpupool.engine.RoundResult;
 import io.gpupool.engine.Scheduler;
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.SubmitResult;
+import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.sim.metrics.JobOutcome;
 import io.gpupool.sim.metrics.SimulationResult;
@@ -27,10 +28,17 @@ import java.util.PriorityQueue;
 public final class Simulator {
     private final ClusterSpec cluster;
     private final SchedulerConfig config;
+    private BatchPlacer batchPlacer;
 
     public Simulator(ClusterSpec cluster, SchedulerConfig config) {
         this.cluster = cluster;
         this.config = config;
+    }
+
+    /** Batch mode: each round the placer starts a batch from the head of the queue first (null = off). */
+    public Simulator batchPlacer(BatchPlacer placer) {
+        this.batchPlacer = placer;
+        return this;
     }
 
     /** A completion scheduled for a run; stale when the job was preempted since (version changed). */
@@ -43,6 +51,7 @@ public final class Simulator {
         Map<String, Long> durations = new HashMap<>();
         for (TraceJob t : arrivals) durations.put(t.spec().id(), t.durationMs());
         Scheduler scheduler = new Scheduler(cluster, config, durations::get);
+        scheduler.setBatchPlacer(batchPlacer);
         PriorityQueue<Completion> completions = new PriorityQueue<>(
                 Comparator.comparingLong(Completion::atMs).thenComparingLong(Completion::seq));
         Map<String, Integer> version = new HashMap<>();
@@ -103,7 +112,8 @@ public final class Simulator {
         }
         List<String> unfinished = new ArrayList<>();
         for (JobState j : scheduler.pendingJobs()) unfinished.add(j.id());
-        return new SimulationResult(config.policy(), config.placement().label(), cluster.totalGpus(), outcomes,
+        String policy = config.policy() + (batchPlacer == null ? "" : "+batch:" + batchPlacer.name());
+        return new SimulationResult(policy, config.placement().label(), cluster.totalGpus(), outcomes,
                 rejected, unfinished, rejectReasons, preemptions, rounds, timeline, config.tenants());
     }
 }
