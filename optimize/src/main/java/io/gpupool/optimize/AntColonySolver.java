@@ -7,8 +7,9 @@ import java.util.Random;
  * job with probability proportional to pheromone^alpha x heuristic^beta, where the heuristic is the job's
  * priority weight (its value per GPU); the order is placed through the engine. Pheromone sits on jobs
  * ("worth placing early"), as in ant algorithms for knapsack problems: it evaporates each iteration, and the
- * jobs the iteration's best and the overall best ant placed get more, within MAX-MIN bounds. The greedy
- * answer seeds the pheromone and stays the incumbent.
+ * jobs the iteration's best and the overall best ant placed get more, within MAX-MIN bounds. Each ant also
+ * decides per job whether to steer it first to its least contested GPU model, with a learned probability
+ * that moves towards the best ants' choices. The greedy answers seed both and stay the incumbent.
  */
 public final class AntColonySolver implements Solver {
     static final int ANTS = 10;
@@ -23,6 +24,8 @@ public final class AntColonySolver implements Solver {
     public SolveResult solve(BatchProblem p, SolveSettings s) {
         OrderSearch search = new OrderSearch(p, s);
         search.seeds();
+        double[] steerP = new double[p.size()];
+        for (int j = 0; j < steerP.length; j++) steerP[j] = search.bestCandidate().steer()[j] ? 0.8 : 0.2;
         int n = p.size();
         int iterations = s.iterationsOr(ITERATIONS);
         Random rnd = new Random(s.seed());
@@ -38,9 +41,16 @@ public final class AntColonySolver implements Solver {
         double[] w = new double[n];
         while (done < iterations && !search.outOfTime()) {
             EngineDecoder.Decoded iterationBest = null;
+            boolean[] iterationSteer = null;
             for (int a = 0; a < ANTS && !search.outOfTime(); a++) {
-                EngineDecoder.Decoded d = search.evaluate(construct(tau, eta, w, rnd));
-                if (iterationBest == null || d.score().betterThan(iterationBest.score())) iterationBest = d;
+                boolean[] steer = new boolean[n];
+                for (int j = 0; j < n; j++) steer[j] = rnd.nextDouble() < steerP[j];
+                OrderSearch.Candidate c = new OrderSearch.Candidate(construct(tau, eta, w, rnd), steer);
+                EngineDecoder.Decoded d = search.evaluate(c);
+                if (iterationBest == null || d.score().betterThan(iterationBest.score())) {
+                    iterationBest = d;
+                    iterationSteer = steer;
+                }
             }
             if (iterationBest == null) break;
             for (int j = 0; j < n; j++) {
@@ -48,6 +58,8 @@ public final class AntColonySolver implements Solver {
                 if (iterationBest.placed(j)) tau[j] += EVAPORATION * tauMax / 2;
                 if (search.best().placed(j)) tau[j] += EVAPORATION * tauMax / 2;
                 tau[j] = Math.clamp(tau[j], tauMin, tauMax);
+                double target = (iterationSteer[j] ? 0.5 : 0) + (search.bestCandidate().steer()[j] ? 0.5 : 0);
+                steerP[j] = Math.clamp((1 - EVAPORATION) * steerP[j] + EVAPORATION * target, 0.05, 0.95);
             }
             done++;
         }

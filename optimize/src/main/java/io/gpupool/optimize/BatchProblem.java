@@ -39,6 +39,7 @@ public final class BatchProblem {
     private final int[] shapeClass;
     private final int shapeClasses;
     private final Map<String, Integer> indexById = new HashMap<>();
+    private final JobSpec[] steered;
 
     public BatchProblem(ClusterState cluster, PlacementPipeline pipeline, WorkloadProfile profile, List<JobSpec> jobs) {
         this.cluster = cluster;
@@ -56,6 +57,41 @@ public final class BatchProblem {
             shapeClass[j] = classes.computeIfAbsent(shapeKey(s), k -> classes.size());
         }
         shapeClasses = classes.size();
+        steered = steer(cluster, this.jobs);
+    }
+
+    /**
+     * For each job, the same job allowed only its least contested GPU model, or null when it has one choice.
+     * A model is contested when jobs that may run only on few models need it: the load on a model is the GPU
+     * demand of the restricted jobs that allow it (split evenly over their models) per free GPU of that model.
+     * Search methods may try a job "steered" this way first, so that flexible jobs leave scarce models to the
+     * jobs that need them; the engine places either version with the same filters and rules.
+     */
+    private static JobSpec[] steer(ClusterState cluster, List<JobSpec> jobs) {
+        Map<String, Double> free = new HashMap<>();
+        for (var n : cluster.nodes()) if (!n.cordoned()) free.merge(n.model().id(), n.freeMilliTotal() / 1000.0, Double::sum);
+        Map<String, Double> load = new HashMap<>();
+        for (JobSpec s : jobs) {
+            if (s.allowedModels().isEmpty()) continue;
+            List<String> present = s.allowedModels().stream().filter(free::containsKey).toList();
+            for (String m : present) load.merge(m, s.gpuMilliDemand() / 1000.0 / present.size(), Double::sum);
+        }
+        JobSpec[] out = new JobSpec[jobs.size()];
+        for (int j = 0; j < jobs.size(); j++) {
+            JobSpec s = jobs.get(j);
+            List<String> options = cluster.modelIds().stream().filter(m -> s.allowedModels().isEmpty() || s.allowedModels().contains(m))
+                    .filter(free::containsKey).toList();
+            if (options.size() < 2) continue;
+            String best = null;
+            double bestLoad = Double.MAX_VALUE;
+            for (String m : options) {
+                double l = load.getOrDefault(m, 0.0) / Math.max(1e-9, free.get(m));
+                if (l < bestLoad - 1e-12) { best = m; bestLoad = l; }
+            }
+            out[j] = new JobSpec(s.id(), s.tenant(), s.user(), s.name(), s.priority(), s.submitTimeMs(), s.shape(), s.share(),
+                    java.util.Set.of(best), s.preemptible(), s.requireNvlink(), s.runtimeEstimateMs());
+        }
+        return out;
     }
 
     public static BatchProblem of(BatchPlacer.Batch batch) {
@@ -92,6 +128,15 @@ public final class BatchProblem {
     /** A fresh placement attempt for job j on the cluster as it stands. */
     public CycleState cycle(int j) {
         return new CycleState(cluster, jobs.get(j), profile, null);
+    }
+
+    /** A placement attempt for job j allowed only its least contested model, or null (see {@link #steer}). */
+    CycleState steeredCycle(int j) {
+        return steered[j] == null ? null : new CycleState(cluster, steered[j], profile, null);
+    }
+
+    boolean steerable(int j) {
+        return steered[j] != null;
     }
 
     public ReplicaDemand demand(int j) {

@@ -41,8 +41,11 @@ public final class CpSatSolver implements Solver {
         double phase1 = (System.nanoTime() - t0) / 1e9;
         long bound = Double.isFinite(one.bound()) ? (long) Math.floor(one.bound() + 1e-6) : UpperBound.of(p);
         if (one.placement() == null) {
+            // no answer of its own in time; its bound may still prove the warm start optimal
+            boolean proven = bound <= warm.score().value();
             return new SolveResult(name(), warm.placement(), warm.score(), OptionalLong.of(Math.max(bound, warm.score().value())),
-                    false, true, (System.nanoTime() - t0) / 1e9, "no CP-SAT answer within the budget; greedy answer" + cutNote(m));
+                    proven, !proven, (System.nanoTime() - t0) / 1e9, (proven ? "greedy answer proven optimal by the CP-SAT bound"
+                    : "no CP-SAT answer within the budget; greedy answer") + String.format(" in %.2fs", phase1) + cutNote(m));
         }
         boolean optimal = one.exact() && one.status() == CpSolverStatus.OPTIMAL;
         Map<String, Allocation> placement = one.placement();
@@ -63,8 +66,9 @@ public final class CpSatSolver implements Solver {
             placement = warm.placement();
             score = warm.score();
         }
-        return new SolveResult(name(), placement, score, OptionalLong.of(Math.max(bound, score.value())), optimal,
-                !optimal || System.nanoTime() >= deadline, (System.nanoTime() - t0) / 1e9, detail);
+        boolean proven = optimal || bound <= score.value();   // an answer that reaches the bound is optimal too
+        return new SolveResult(name(), placement, score, OptionalLong.of(Math.max(bound, score.value())), proven,
+                !proven || System.nanoTime() >= deadline, (System.nanoTime() - t0) / 1e9, detail);
     }
 
     /**

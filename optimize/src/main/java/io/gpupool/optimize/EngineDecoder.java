@@ -34,6 +34,14 @@ final class EngineDecoder {
 
     /** The placement of the jobs in this order (indices into the window; jobs missing from it are left out). */
     Decoded decode(int[] order) {
+        return decode(order, null);
+    }
+
+    /**
+     * As {@link #decode(int[])}, but a job with {@code steer[j]} set is first tried on its least contested
+     * GPU model only (see {@link BatchProblem}), and as itself when that does not fit.
+     */
+    Decoded decode(int[] order, boolean[] steer) {
         decodes++;
         ClusterState cluster = p.cluster();
         java.util.Arrays.fill(failedClass, false);
@@ -46,7 +54,8 @@ final class EngineDecoder {
                 int c = p.shapeClass(j);
                 // capacity only shrinks during a pass, so a class that failed once fails again
                 if (failedClass[c]) continue;
-                PlacementResult r = pipeline.place(p.cycle(j), true);
+                PlacementResult r = steer != null && steer[j] && p.steerable(j) ? pipeline.place(p.steeredCycle(j), true) : null;
+                if (r == null || !r.ok()) r = pipeline.place(p.cycle(j), true);
                 if (r.ok()) {
                     byJob[j] = r.allocation();
                     value += p.value(j);

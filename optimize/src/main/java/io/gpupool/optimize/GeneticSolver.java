@@ -1,13 +1,13 @@
 package io.gpupool.optimize;
 
+import io.jenetics.DoubleChromosome;
+import io.jenetics.DoubleGene;
 import io.jenetics.EliteSelector;
-import io.jenetics.EnumGene;
+import io.jenetics.GaussianMutator;
 import io.jenetics.Genotype;
-import io.jenetics.PartiallyMatchedCrossover;
-import io.jenetics.PermutationChromosome;
 import io.jenetics.Phenotype;
-import io.jenetics.SwapMutator;
 import io.jenetics.TournamentSelector;
+import io.jenetics.UniformCrossover;
 import io.jenetics.engine.Engine;
 import io.jenetics.engine.EvolutionResult;
 import io.jenetics.engine.EvolutionStart;
@@ -15,18 +15,21 @@ import io.jenetics.util.ISeq;
 import io.jenetics.util.RandomRegistry;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import java.util.function.Function;
 import java.util.stream.IntStream;
 
 /**
- * Genetic algorithm over job orders, on Jenetics (a maintained GA library: selection, crossover and mutation
- * operators for permutations, elitism, a seeded random source). A chromosome is a permutation of the batch;
- * its fitness is the {@link Score} of placing the jobs in that order through the engine. The population
- * starts from the greedy orders and small swaps of them, plus random orders; partially matched crossover
- * and swap mutation, tournament selection, the two best survive unchanged. Single-threaded, so a seed
- * fixes the run.
+ * Genetic algorithm on Jenetics (a maintained GA library: selection, crossover and mutation operators,
+ * elitism, a seeded random source), with a random-key encoding (Bean, 1994): a chromosome of 2n numbers in
+ * [0, 1); the first n sorted give the order in which jobs are placed, the second n say which jobs are first
+ * steered to their least contested GPU model (key >= 0.5). Fitness is the {@link Score} of placing that
+ * order through the engine. The population starts from the greedy answers, small perturbations of the best,
+ * and random keys; uniform crossover, Gaussian mutation of a few keys, tournament selection, the two best
+ * survive unchanged. Single-threaded, so a seed fixes the run.
  */
 public final class GeneticSolver implements Solver {
     static final int POPULATION = 24;
@@ -37,57 +40,66 @@ public final class GeneticSolver implements Solver {
     @Override
     public SolveResult solve(BatchProblem p, SolveSettings s) {
         OrderSearch search = new OrderSearch(p, s);
-        List<int[]> seeds = search.seeds();
+        List<OrderSearch.Candidate> seeds = search.seeds();
         int n = p.size();
         if (n < 2) return search.result(name(), "nothing to search");
         int generations = s.iterationsOr(GENERATIONS);
-        ISeq<Integer> alleles = ISeq.of(IntStream.range(0, n).boxed().toList());
-        Function<Genotype<EnumGene<Integer>>, Score> fitness = gt -> search.evaluate(order(gt)).score();
-        Engine<EnumGene<Integer>, Score> engine = Engine.builder(fitness, PermutationChromosome.ofInteger(n))
+        Function<Genotype<DoubleGene>, Score> fitness = gt -> search.evaluate(decode(gt, n)).score();
+        Engine<DoubleGene, Score> engine = Engine.builder(fitness, DoubleChromosome.of(0, 1, 2 * n))
                 .executor(Runnable::run)
                 .populationSize(POPULATION)
                 .selector(new TournamentSelector<>(3))
-                .survivorsSelector(new EliteSelector<EnumGene<Integer>, Score>(2, new TournamentSelector<>(3)))
-                .alterers(new PartiallyMatchedCrossover<>(0.7), new SwapMutator<>(Math.min(0.5, 2.0 / n)))
+                .survivorsSelector(new EliteSelector<DoubleGene, Score>(2, new TournamentSelector<>(3)))
+                .alterers(new UniformCrossover<>(0.6, 0.2), new GaussianMutator<>(Math.min(0.5, 4.0 / n)))
                 .maximizing()
                 .build();
         long[] done = new long[1];
         RandomRegistry.with(new Random(s.seed()), r -> {
-            List<Genotype<EnumGene<Integer>>> start = new ArrayList<>();
-            for (int[] o : seeds) start.add(genotype(o, alleles));
-            // perturbed copies of the best greedy order: the search starts near it
-            for (int k = 0; start.size() < POPULATION / 2; k++) start.add(genotype(swapped(seeds.getFirst(), r, 1 + k % 4), alleles));
-            ISeq<Phenotype<EnumGene<Integer>, Score>> population = ISeq.of(start.stream().map(g -> Phenotype.<EnumGene<Integer>, Score>of(g, 1)).toList());
+            List<Genotype<DoubleGene>> start = new ArrayList<>();
+            for (OrderSearch.Candidate c : seeds) start.add(encode(c));
+            // perturbed copies of the best start: the search begins near it
+            double[] bestKeys = keys(seeds.getFirst());
+            while (start.size() < POPULATION / 2) {
+                double[] k = bestKeys.clone();
+                for (int i = 0; i < 1 + start.size() % 4; i++) k[r.nextInt(k.length)] = r.nextDouble();
+                start.add(genotype(k));
+            }
+            ISeq<Phenotype<DoubleGene, Score>> population = ISeq.of(start.stream().map(g -> Phenotype.<DoubleGene, Score>of(g, 1)).toList());
             return engine.stream(() -> EvolutionStart.of(population, 1))
                     .limit(er -> !search.outOfTime())
                     .limit(generations)
                     .peek(er -> done[0] = er.generation())
                     .collect(EvolutionResult.toBestEvolutionResult());
         });
-        return search.result(name(), done[0] + " of " + generations + " generations (Jenetics)");
+        return search.result(name(), done[0] + " of " + generations + " generations (Jenetics, random keys)");
     }
 
-    private static int[] order(Genotype<EnumGene<Integer>> gt) {
-        var chromosome = gt.chromosome();
-        int[] o = new int[chromosome.length()];
-        for (int i = 0; i < o.length; i++) o[i] = chromosome.get(i).allele();
-        return o;
+    /** Keys to candidate: order by the first n keys (ties by index), steer where the second n keys are >= 0.5. */
+    static OrderSearch.Candidate decode(Genotype<DoubleGene> gt, int n) {
+        var ch = gt.chromosome();
+        double[] k = new double[2 * n];
+        for (int i = 0; i < k.length; i++) k[i] = ch.get(i).doubleValue();
+        int[] order = IntStream.range(0, n).boxed().sorted(Comparator.comparingDouble((Integer j) -> k[j]).thenComparingInt(j -> j))
+                .mapToInt(Integer::intValue).toArray();
+        boolean[] steer = new boolean[n];
+        for (int j = 0; j < n; j++) steer[j] = k[n + j] >= 0.5;
+        return new OrderSearch.Candidate(order, steer);
     }
 
-    private static Genotype<EnumGene<Integer>> genotype(int[] order, ISeq<Integer> alleles) {
-        List<EnumGene<Integer>> genes = new ArrayList<>(order.length);
-        for (int j : order) genes.add(EnumGene.of(j, alleles));
-        return Genotype.of(new PermutationChromosome<>(ISeq.of(genes)));
+    /** Candidate to keys: a job's position spread over [0, 1), its steer flag as 0.25 or 0.75. */
+    static double[] keys(OrderSearch.Candidate c) {
+        int n = c.order().length;
+        double[] k = new double[2 * n];
+        for (int pos = 0; pos < n; pos++) k[c.order()[pos]] = (pos + 0.5) / n;
+        for (int j = 0; j < n; j++) k[n + j] = c.steer()[j] ? 0.75 : 0.25;
+        return k;
     }
 
-    private static int[] swapped(int[] order, java.util.random.RandomGenerator r, int swaps) {
-        int[] o = order.clone();
-        for (int k = 0; k < swaps; k++) {
-            int a = r.nextInt(o.length), b = r.nextInt(o.length);
-            int t = o[a];
-            o[a] = o[b];
-            o[b] = t;
-        }
-        return o;
+    private static Genotype<DoubleGene> encode(OrderSearch.Candidate c) {
+        return genotype(keys(c));
+    }
+
+    private static Genotype<DoubleGene> genotype(double[] keys) {
+        return Genotype.of(DoubleChromosome.of(Arrays.stream(keys).mapToObj(v -> DoubleGene.of(v, 0, 1)).toList()));
     }
 }

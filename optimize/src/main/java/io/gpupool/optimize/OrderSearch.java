@@ -1,21 +1,26 @@
 package io.gpupool.optimize;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
 
 /**
- * The bookkeeping every order-based metaheuristic shares: decode an order through the engine
- * ({@link EngineDecoder}), remember the best answer, count evaluations, watch the time budget, and report.
- * It starts from the greedy orders, so a search never returns worse than greedy.
+ * The bookkeeping every order-based metaheuristic shares: decode a candidate (an order of jobs, and which
+ * jobs to steer to their least contested GPU model) through the engine ({@link EngineDecoder}), remember the
+ * best answer, count evaluations, watch the time budget, and report. It starts from the greedy answers, so a
+ * search never returns worse than greedy.
  */
 final class OrderSearch {
+    /** What the searches vary: the order jobs are placed in, and per job whether it is steered first. */
+    record Candidate(int[] order, boolean[] steer) {}
+
     private final BatchProblem p;
     private final EngineDecoder decoder;
     private final long t0 = System.nanoTime();
     private final long deadline;
     private EngineDecoder.Decoded best;
-    private int[] bestOrder;
+    private Candidate bestCandidate;
     private long evaluations;
     private boolean timedOut;
 
@@ -25,34 +30,44 @@ final class OrderSearch {
         this.deadline = s.deadlineNanos();
     }
 
-    /** The greedy orders, each decoded as greedy does (the incumbent to beat), best first. */
-    List<int[]> seeds() {
-        List<int[]> orders = new ArrayList<>();
+    /**
+     * The starting points, best first: each greedy order decoded as greedy does (the incumbent to beat), and
+     * the priority order with every job steered.
+     */
+    List<Candidate> seeds() {
+        List<Candidate> seeds = new ArrayList<>();
         List<Score> scores = new ArrayList<>();
+        boolean[] none = new boolean[p.size()];
         for (GreedySolver.Ordering o : GreedySolver.Ordering.values()) {
-            int[] order = o.order(p);
-            EngineDecoder.Decoded d = o.decoder(p).decode(order);
+            Candidate c = new Candidate(o.order(p), none);
+            EngineDecoder.Decoded d = o.decoder(p).decode(c.order());
             evaluations++;
-            record(d, order);
-            orders.add(order);
+            record(d, c);
+            seeds.add(c);
             scores.add(d.score());
         }
-        List<Integer> idx = new ArrayList<>(List.of(0, 1, 2));
+        boolean[] all = new boolean[p.size()];
+        Arrays.fill(all, true);
+        Candidate steered = new Candidate(GreedySolver.Ordering.PRIORITY.order(p), all);
+        seeds.add(steered);
+        scores.add(evaluate(steered).score());
+        List<Integer> idx = new ArrayList<>();
+        for (int i = 0; i < seeds.size(); i++) idx.add(i);
         idx.sort((a, b) -> scores.get(b).compareTo(scores.get(a)));
-        return idx.stream().map(orders::get).toList();
+        return idx.stream().map(seeds::get).toList();
     }
 
-    EngineDecoder.Decoded evaluate(int[] order) {
+    EngineDecoder.Decoded evaluate(Candidate c) {
         evaluations++;
-        EngineDecoder.Decoded d = decoder.decode(order);
-        record(d, order);
+        EngineDecoder.Decoded d = decoder.decode(c.order(), c.steer());
+        record(d, c);
         return d;
     }
 
-    private void record(EngineDecoder.Decoded d, int[] order) {
+    private void record(EngineDecoder.Decoded d, Candidate c) {
         if (best == null || d.score().betterThan(best.score())) {
             best = d;
-            bestOrder = order.clone();
+            bestCandidate = c;
         }
     }
 
@@ -63,7 +78,7 @@ final class OrderSearch {
     }
 
     EngineDecoder.Decoded best() { return best; }
-    int[] bestOrder() { return bestOrder.clone(); }
+    Candidate bestCandidate() { return bestCandidate; }
 
     SolveResult result(String solver, String detail) {
         long bound = UpperBound.of(p);

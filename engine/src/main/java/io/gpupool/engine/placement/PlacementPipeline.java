@@ -56,7 +56,9 @@ public final class PlacementPipeline {
         ClusterState cluster = cycle.cluster();
         JobSpec job = cycle.job();
         ReplicaDemand demand = ReplicaDemand.of(job);
-        Collection<String> models = job.allowedModels().isEmpty() ? cluster.modelIds() : job.allowedModels();
+        // the pool's model order, never the job's Set order (which differs between JVM runs): same inputs, same placement
+        Collection<String> models = job.allowedModels().isEmpty() ? cluster.modelIds()
+                : cluster.modelIds().stream().filter(job.allowedModels()::contains).toList();
         int mark = cluster.checkpoint();
         List<List<GpuGrant>> replicas = new ArrayList<>(job.shape().replicas());
         for (int r = 0; r < job.shape().replicas(); r++) {
