@@ -12,15 +12,13 @@ import java.util.OptionalLong;
 
 /**
  * The exact method: {@link CpSatModel} solved by OR-Tools CP-SAT, lexicographically. Phase 1 maximises the
- * value, warm-started from the greedy answer (which is also what is returned if CP-SAT finds nothing in
- * time); every answer's shares are packed exactly per node, and a node that does not pack gets a cut and the
+ * value, warm-started from the best greedy answer (the greedy orders, and the priority order with every job
+ * steered; it is also what is returned if CP-SAT finds nothing in time); every answer's shares are packed exactly per node, and a node that does not pack gets a cut and the
  * model is solved again. Phase 2, with what is left of the budget, keeps the value and minimises the
  * penalty (idle GPUs opened by shares, nodes used by gangs). {@code optimal} refers to the value. With one
  * worker the search is deterministic for a seed.
  */
 public final class CpSatSolver implements Solver {
-    private static final GreedySolver WARM_START = new GreedySolver("greedy", List.of(GreedySolver.Ordering.values()));
-
     @Override public String name() { return "cpsat"; }
 
     /**
@@ -34,12 +32,15 @@ public final class CpSatSolver implements Solver {
         long t0 = System.nanoTime();
         long deadline = s.deadlineNanos();
         Loader.loadNativeLibraries();
-        SolveResult warm = WARM_START.solve(p, s);
+        OrderSearch start = new OrderSearch(p, s);
+        start.seeds();
+        SolveResult warm = start.result("greedy", "warm start");
         CpSatModel m = new CpSatModel(p);
         m.model.maximize(m.value);
         Phase one = run(p, m, s, deadline, warm.placement());
         double phase1 = (System.nanoTime() - t0) / 1e9;
-        long bound = Double.isFinite(one.bound()) ? (long) Math.floor(one.bound() + 1e-6) : UpperBound.of(p);
+        long bound = UpperBound.of(p);
+        if (Double.isFinite(one.bound())) bound = Math.min(bound, (long) Math.floor(one.bound() + 1e-6));
         if (one.placement() == null) {
             // no answer of its own in time; its bound may still prove the warm start optimal
             boolean proven = bound <= warm.score().value();
@@ -87,8 +88,9 @@ public final class CpSatSolver implements Solver {
             if (status == CpSolverStatus.INFEASIBLE || status == CpSolverStatus.MODEL_INVALID) {
                 throw new IllegalStateException("CP-SAT model is " + status + " (placing nothing is always feasible): " + m.model.validate());
             }
-            if (Double.isFinite(solver.bestObjectiveBound())) bound = Math.min(bound, solver.bestObjectiveBound());
+            // without a solution CP-SAT reports no real bound (0 for a maximisation): trust it only with one
             if (status == CpSolverStatus.UNKNOWN) return new Phase(status, best, false, bound);
+            bound = Math.min(bound, solver.bestObjectiveBound());
             CpSatModel.Packing packing = m.pack(solver);
             Map<String, Allocation> answer = EngineCheck.rebuild(name(), p, m.decode(solver, packing));
             if (packing.complete()) return new Phase(status, answer, true, bound);
