@@ -2,6 +2,7 @@ package io.gpupool.engine;
 
 import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.engine.placement.CycleState;
+import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.engine.placement.PlacementPipeline;
 import io.gpupool.engine.placement.PlacementResult;
 import io.gpupool.engine.placement.WorkloadProfile;
@@ -55,6 +56,7 @@ public final class Scheduler {
     private RuntimePredictor predictor;
     private final RuntimeOracle oracle;
     private BatchPlacer batchPlacer;
+    private final List<FilterPlugin> driverFilters = new ArrayList<>();
     private final JobState.RoundNote round = new JobState.RoundNote();
     private long seq;
     private long lastNowMs = Long.MIN_VALUE;
@@ -82,7 +84,7 @@ public final class Scheduler {
         if (p.name().equals("srtf-oracle") && oracle == null) {
             throw new io.gpupool.model.SpecException("scheduler", "policy", "srtf-oracle needs true run times, which only the simulator knows");
         }
-        PlacementPipeline pl = new PlacementPipeline(newConfig.placement());
+        PlacementPipeline pl = new PlacementPipeline(newConfig.placement(), driverFilters);
         this.config = newConfig;
         this.policy = p;
         this.pipeline = pl;
@@ -150,6 +152,77 @@ public final class Scheduler {
         JobState job = require(jobId);
         if (job.status != JobStatus.RUNNING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not RUNNING");
         requeue(job, nowMs);
+    }
+
+    /**
+     * Starts a pending job on the one node a caller chose (kube-scheduler's bind, a pod already bound there):
+     * the tenant's hard limit, the filters and the GPU policy apply as in a round; only the choice of node is
+     * the caller's. On failure the job stays pending and the result says why.
+     */
+    public PlacementResult startOn(String jobId, String node, long nowMs) {
+        advanceTo(nowMs);
+        JobState job = require(jobId);
+        if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
+        String why = quotaReason(job);
+        if (why != null) return PlacementResult.failed(why);
+        PlacementResult r = pipeline.placeOn(cycle(job, null), requireNode(node), true);
+        if (r.ok()) start(job, r.allocation(), nowMs);
+        else job.waitBecause("waits: " + r.reason());
+        return r;
+    }
+
+    /**
+     * Takes back a job that was already running with exactly these grants when the driver restarted (its
+     * decision was recorded outside the engine: the service's store, a pod's annotations). Rejected, changing
+     * nothing, when the job id is taken, the grants do not match the job's shape, or any GPU cannot hold its
+     * grant any more (it would be handed out twice); the driver then queues the job with {@link #submit}.
+     * A start time after {@code nowMs} (clock skew) is clamped to it.
+     */
+    public SubmitResult restoreRunning(JobSpec spec, Allocation allocation, long startedMs, long nowMs) {
+        advanceTo(nowMs);
+        if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), "job id " + spec.id() + " already exists");
+        if (allocation.replicas().size() != spec.shape().replicas()
+                || allocation.replicas().stream().anyMatch(r -> r.size() != spec.shape().gpusPerReplica() || r.stream().anyMatch(g -> g.node() != r.getFirst().node()))) {
+            return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": recorded GPUs do not match its shape " + spec.shape());
+        }
+        for (GpuGrant g : allocation.grants()) {
+            if (g.node() < 0 || g.node() >= cluster.nodeCount() || g.gpu() < 0 || g.gpu() >= cluster.node(g.node()).gpuCount()) {
+                return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": recorded GPU " + g.gpu() + " of node " + g.node() + " does not exist");
+            }
+        }
+        int mark = cluster.checkpoint();
+        try {
+            cluster.apply(allocation.grants());
+        } catch (IllegalStateException e) {
+            cluster.rollback(mark);
+            return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": " + e.getMessage() + " (already held)");
+        }
+        cluster.commit(mark);
+        startedMs = Math.min(startedMs, nowMs);
+        JobState job = new JobState(spec, seq++, startedMs, round);
+        jobs.put(spec.id(), job);
+        running.put(spec.id(), job);
+        job.status = JobStatus.RUNNING;
+        job.allocation = new Allocation(spec.id(), allocation.replicas());
+        job.runStartMs = startedMs;
+        job.firstStartMs = startedMs;
+        ledger.charge(spec.tenant(), job.gpuUnits(), chargedMemory(job.allocation));
+        profile.observe(spec);
+        return SubmitResult.accepted(spec.id());
+    }
+
+    /** Drops an ended job from the job table, so a long-running driver does not keep every job forever. */
+    public boolean forget(String jobId) {
+        JobState job = jobs.get(jobId);
+        if (job == null || !job.status.terminal()) return false;
+        jobs.remove(jobId);
+        return true;
+    }
+
+    /** Adds a filter after the default ones, for every later placement (a driver's own node rules). */
+    public void addFilter(FilterPlugin filter) {
+        driverFilters.add(Objects.requireNonNull(filter));
+        reconfigure(config);
     }
 
     // ---- scheduling -----------------------------------------------------------------------------
@@ -264,6 +337,12 @@ public final class Scheduler {
         int id = requireNode(node);
         if (gpu < 0 || gpu >= cluster.node(id).gpuCount()) throw new IllegalArgumentException("node " + node + " has no GPU " + gpu);
         cluster.setHealthy(id, gpu, healthy);
+    }
+
+    /** Adds a node to the pool (an agent joining); its GPUs count toward tenants' shares from now on. */
+    public void addNode(io.gpupool.model.NodeSpec spec) {
+        cluster.addNode(spec);
+        ledger.setCapacity(cluster.totalMilli() / 1000.0, cluster.totalMemoryMib());
     }
 
     // ---- views ----------------------------------------------------------------------------------

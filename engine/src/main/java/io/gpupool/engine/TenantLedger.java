@@ -29,8 +29,8 @@ public final class TenantLedger {
 
     private Map<String, TenantConfig> configured;
     private final Map<String, Account> accounts = new LinkedHashMap<>();
-    private final double totalGpus;
-    private final double totalMemoryMib;
+    private double totalGpus;
+    private double totalMemoryMib;
     private long halfLifeMs;
     private long lastMs;
 
@@ -49,6 +49,12 @@ public final class TenantLedger {
         this.halfLifeMs = halfLifeMs;
         for (Account a : accounts.values()) a.config = tenants.getOrDefault(a.config.name(), TenantConfig.defaultFor(a.config.name()));
         tenants.values().forEach(c -> account(c.name()));
+    }
+
+    /** The pool grew (a node joined): shares are measured against the new totals from now on. */
+    public void setCapacity(double totalGpus, double totalMemoryMib) {
+        this.totalGpus = Math.max(totalGpus, 1e-9);
+        this.totalMemoryMib = Math.max(totalMemoryMib, 1e-9);
     }
 
     public Account account(String tenant) {

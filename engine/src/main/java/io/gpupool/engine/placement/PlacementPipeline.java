@@ -28,8 +28,18 @@ public final class PlacementPipeline {
     private final boolean tightFirst;
 
     public PlacementPipeline(PlacementConfig config) {
+        this(config, List.of());
+    }
+
+    /**
+     * @param driverFilters filters a driver adds after the default ones (the Kubernetes scheduler's node
+     *                      selector and taints); they veto nodes, they never rank them
+     */
+    public PlacementPipeline(PlacementConfig config, List<FilterPlugin> driverFilters) {
         this.config = config;
-        this.filters = PlacementPlugins.defaultFilters();
+        List<FilterPlugin> all = new ArrayList<>(PlacementPlugins.defaultFilters());
+        all.addAll(driverFilters);
+        this.filters = List.copyOf(all);
         int k = config.scorerWeights().size();
         this.scorers = new ScorePlugin[k];
         this.weights = new double[k];
@@ -69,11 +79,34 @@ public final class PlacementPipeline {
                 String cordoned = cluster.cordonedNodes() > 0 ? "; " + cluster.cordonedNodes() + " node" + (cluster.cordonedNodes() == 1 ? "" : "s") + " cordoned" : "";
                 return PlacementResult.failed("no node can hold " + which + ": " + choice.reasons() + cordoned);
             }
-            NodeState n = cluster.node(choice.node);
-            List<GpuGrant> grants = grants(demand, n, choice.gpus);
-            cluster.apply(grants);
-            cycle.gangNodes.add(n.id());
-            replicas.add(grants);
+            replicas.add(grant(cycle, demand, cluster.node(choice.node), choice.gpus));
+        }
+        if (bind) cluster.commit(mark);
+        else cluster.rollback(mark);
+        cycle.gangNodes.clear();
+        return PlacementResult.placed(new Allocation(job.id(), replicas));
+    }
+
+    /**
+     * Places every replica of the job on one given node (kube-scheduler chose it, or a pod is already
+     * bound there): the same filters, GPU policy and capacity rules as {@link #place}, no choice of node.
+     */
+    public PlacementResult placeOn(CycleState cycle, int nodeId, boolean bind) {
+        ClusterState cluster = cycle.cluster();
+        JobSpec job = cycle.job();
+        ReplicaDemand demand = ReplicaDemand.of(job);
+        NodeState n = cluster.node(nodeId);
+        int mark = cluster.checkpoint();
+        List<List<GpuGrant>> replicas = new ArrayList<>(job.shape().replicas());
+        for (int r = 0; r < job.shape().replicas(); r++) {
+            String why = filterNode(cycle, demand, n);
+            int[] gpus = why == null ? gpuPolicy.select(cycle, demand, n) : null;
+            if (gpus == null) {
+                cluster.rollback(mark);
+                cycle.gangNodes.clear();
+                return PlacementResult.failed("node " + n.name() + " cannot hold " + demand + ": " + (why != null ? why : noGpuReason(demand)));
+            }
+            replicas.add(grant(cycle, demand, n, gpus));
         }
         if (bind) cluster.commit(mark);
         else cluster.rollback(mark);
@@ -107,28 +140,65 @@ public final class PlacementPipeline {
                 if (given.get(i).node() != n.id()) why = "spans nodes";
                 gpus[i] = given.get(i).gpu();
             }
-            for (int f = 0; f < filters.size() && why == null; f++) why = filters.get(f).filter(cycle, demand, n);
+            if (why == null) why = filterNode(cycle, demand, n);
             if (why == null) why = GivenGpus.check(cycle, demand, n, gpus);
             if (why != null) {
                 cluster.rollback(mark);
+                cycle.gangNodes.clear();
                 return PlacementResult.failed("job " + job.id() + " replica " + (r + 1) + "/" + count
                         + (n == null ? "" : " on " + n.name()) + ": " + why);
             }
-            List<GpuGrant> grants = grants(demand, n, gpus);
-            cluster.apply(grants);
-            replicas.add(grants);
+            replicas.add(grant(cycle, demand, n, gpus));
         }
         if (bind) cluster.commit(mark);
         else cluster.rollback(mark);
+        cycle.gangNodes.clear();
         return PlacementResult.placed(new Allocation(job.id(), replicas));
     }
 
-    private static List<GpuGrant> grants(ReplicaDemand demand, NodeState n, int[] gpus) {
+    /** Whether one replica of the job fits on the node now: null when it does, else the reason. */
+    public String filterNode(CycleState cycle, NodeState node) {
+        ReplicaDemand demand = ReplicaDemand.of(cycle.job());
+        String why = filterNode(cycle, demand, node);
+        if (why != null) return why;
+        return gpuPolicy.select(cycle, demand, node) == null ? noGpuReason(demand) : null;
+    }
+
+    /**
+     * The weighted scores of one replica of the job on each node (all must pass {@link #filterNode}), each
+     * scorer rescaled to 0..100 over these nodes as in {@link #place}; higher is better.
+     */
+    public double[] scoreNodes(CycleState cycle, List<NodeState> nodes) {
+        ReplicaDemand demand = ReplicaDemand.of(cycle.job());
+        List<int[]> choices = new ArrayList<>(nodes.size());
+        for (NodeState n : nodes) {
+            int[] gpus = gpuPolicy.select(cycle, demand, n);
+            if (gpus == null) throw new IllegalArgumentException("node " + n.name() + " cannot hold " + demand);
+            choices.add(gpus);
+        }
+        return weightedScores(cycle, demand, nodes, choices);
+    }
+
+    private String filterNode(CycleState cycle, ReplicaDemand demand, NodeState n) {
+        for (FilterPlugin f : filters) {
+            String why = f.filter(cycle, demand, n);
+            if (why != null) return why;
+        }
+        return null;
+    }
+
+    private static String noGpuReason(ReplicaDemand demand) {
+        return demand.exclusive() ? "without a fitting GPU set (NVLink or reserved GPUs)" : "without a GPU that has the memory";
+    }
+
+    private List<GpuGrant> grant(CycleState cycle, ReplicaDemand demand, NodeState n, int[] gpus) {
         List<GpuGrant> grants = new ArrayList<>(gpus.length);
         for (int g : gpus) {
             grants.add(new GpuGrant(n.id(), g, demand.exclusive() ? 1000 : demand.milli(),
                     demand.memoryOn(n.model(), n.memoryCapacityMib()), demand.exclusive()));
         }
+        cycle.cluster().apply(grants);
+        cycle.gangNodes.add(n.id());
         return grants;
     }
 
@@ -149,13 +219,11 @@ public final class PlacementPipeline {
         Map<String, Integer> reasons = new TreeMap<>();
         cluster.visitCandidates(models, demand.gpus(), demand.shareMilli(), tightFirst, id -> {
             NodeState n = cluster.node(id);
-            for (FilterPlugin f : filters) {
-                String why = f.filter(cycle, demand, n);
-                if (why != null) { reasons.merge(why, 1, Integer::sum); return true; }
-            }
+            String why = filterNode(cycle, demand, n);
+            if (why != null) { reasons.merge(why, 1, Integer::sum); return true; }
             int[] gpus = gpuPolicy.select(cycle, demand, n);
             if (gpus == null) {
-                reasons.merge(demand.exclusive() ? "without a fitting GPU set (NVLink or reserved GPUs)" : "without a GPU that has the memory", 1, Integer::sum);
+                reasons.merge(noGpuReason(demand), 1, Integer::sum);
                 return true;
             }
             nodes.add(id);
@@ -165,12 +233,21 @@ public final class PlacementPipeline {
         if (nodes.isEmpty()) return new ReplicaChoice(-1, null, reasons, 0);
         if (nodes.size() == 1) return new ReplicaChoice(nodes.getFirst(), choices.getFirst(), reasons, 1);
         int size = nodes.size();
+        double[] total = weightedScores(cycle, demand, nodes.stream().map(cluster::node).toList(), choices);
+        int best = 0;
+        for (int i = 1; i < size; i++) if (total[i] > total[best] + 1e-9) best = i;
+        return new ReplicaChoice(nodes.get(best), choices.get(best), reasons, size);
+    }
+
+    /** Each scorer's raw scores rescaled to 0..100 over the candidates, then weighted and summed. */
+    private double[] weightedScores(CycleState cycle, ReplicaDemand demand, List<NodeState> nodes, List<int[]> choices) {
+        int size = nodes.size();
         double[] total = new double[size];
         double[] raw = new double[size];
         for (int s = 0; s < scorers.length; s++) {
             double min = Double.MAX_VALUE, max = -Double.MAX_VALUE;
             for (int i = 0; i < size; i++) {
-                raw[i] = scorers[s].score(cycle, demand, cluster.node(nodes.get(i)), choices.get(i));
+                raw[i] = scorers[s].score(cycle, demand, nodes.get(i), choices.get(i));
                 min = Math.min(min, raw[i]);
                 max = Math.max(max, raw[i]);
             }
@@ -180,8 +257,6 @@ public final class PlacementPipeline {
                 total[i] += weights[s] * norm;
             }
         }
-        int best = 0;
-        for (int i = 1; i < size; i++) if (total[i] > total[best] + 1e-9) best = i;
-        return new ReplicaChoice(nodes.get(best), choices.get(best), reasons, size);
+        return total;
     }
 }

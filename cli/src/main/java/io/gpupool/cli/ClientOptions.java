@@ -1,0 +1,16 @@
+package io.gpupool.cli;
+
+import picocli.CommandLine.Option;
+
+/** Where the service is and who we are, shared by the client subcommands (a picocli mixin). */
+final class ClientOptions {
+    @Option(names = "--server", paramLabel = "URL", description = "Service URL (default: $GPUPOOL_SERVER, client.properties, else http://localhost:8080).")
+    String server;
+
+    @Option(names = "--token", paramLabel = "T", description = "API token (default: $GPUPOOL_TOKEN, else token= in ~/.config/gpupool/client.properties).")
+    String token;
+
+    ApiClient client() {
+        return new ApiClient(server, token);
+    }
+}

@@ -1,0 +1,102 @@
+package io.gpupool.cli;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
+
+/**
+ * Open-loop load on POST /api/v1/jobs: submissions are sent at a fixed rate whatever the server's speed,
+ * and each latency is measured from the moment the request was due, not when it could be sent (no
+ * coordinated omission). Every submission carries a unique Idempotency-Key. Used by {@code gpupool
+ * loadgen} (docs/benchmarks.md) and by the crash test.
+ *
+ * @param tokens      member tokens; request i uses tokens[i % n] (spreads load over tenants and rate limits)
+ * @param maxInFlight most requests outstanding at once (the client's connection budget)
+ */
+public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, int total, int maxInFlight, String keyPrefix) {
+
+    /** What happened. Latencies in microseconds; {@code byStatus} counts answers by HTTP status (0 = no answer). */
+    public record Result(int sent, long acked, Map<Integer, Long> byStatus, double seconds, long p50Us, long p95Us, long p99Us, long maxUs) {
+        public double ackedPerSec() { return acked / seconds; }
+    }
+
+    public Result run(BiConsumer<String, String> onAck) throws InterruptedException {
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+        long[] latencyUs = new long[total];
+        Arrays.fill(latencyUs, -1);
+        Map<Integer, Long> byStatus = new ConcurrentHashMap<>();
+        AtomicLong acked = new AtomicLong();
+        Semaphore inFlight = new Semaphore(maxInFlight);
+        CountDownLatch done = new CountDownLatch(total);
+        long periodNanos = (long) (1e9 / ratePerSec);
+        long t0 = System.nanoTime();
+        for (int i = 0; i < total; i++) {
+            long due = t0 + i * periodNanos;
+            long wait;
+            while ((wait = due - System.nanoTime()) > 0) LockSupport.parkNanos(wait);
+            inFlight.acquire();
+            int n = i;
+            Thread.startVirtualThread(() -> {
+                try {
+                    String key = keyPrefix + n;
+                    int status = 0;
+                    try {
+                        HttpResponse<String> r = http.send(request(n, key), HttpResponse.BodyHandlers.ofString());
+                        status = r.statusCode();
+                        if (status == 201 || status == 200) {
+                            acked.incrementAndGet();
+                            if (onAck != null) onAck.accept(key, jobId(r.body()));
+                        }
+                    } catch (IOException e) {
+                        status = 0;
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    latencyUs[n] = (System.nanoTime() - due) / 1000;
+                    byStatus.merge(status, 1L, Long::sum);
+                } finally {
+                    inFlight.release();
+                    done.countDown();
+                }
+            });
+        }
+        done.await(10, TimeUnit.MINUTES);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        long[] lat = Arrays.stream(latencyUs).filter(x -> x >= 0).sorted().toArray();
+        return new Result(total, acked.get(), new TreeMap<>(byStatus), seconds, pct(lat, 0.50), pct(lat, 0.95), pct(lat, 0.99),
+                lat.length == 0 ? 0 : lat[lat.length - 1]);
+    }
+
+    private HttpRequest request(int n, String key) {
+        String body = "{\"name\":\"load-" + n + "\",\"numGpus\":1,\"gpuMilli\":" + (n % 4 == 0 ? 250 : 1000)
+                + ",\"priority\":" + (n % 3) + ",\"command\":[\"sleep\",\"" + (60 + n % 240) + "\"]}";
+        return HttpRequest.newBuilder(server.resolve("/api/v1/jobs")).timeout(Duration.ofSeconds(60))
+                .header("Authorization", "Bearer " + tokens.get(n % tokens.size()))
+                .header("Content-Type", "application/json").header("Idempotency-Key", key)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+    }
+
+    private static String jobId(String body) {
+        int i = body.indexOf("\"id\":\"");
+        return i < 0 ? null : body.substring(i + 6, body.indexOf('"', i + 6));
+    }
+
+    private static long pct(long[] sorted, double q) {
+        if (sorted.length == 0) return 0;
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(q * sorted.length) - 1)];
+    }
+}

@@ -1,0 +1,54 @@
+package io.gpupool.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.model.SpecException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.io.PrintWriter;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** Load bench of a running server: durable submissions per second and their latency (docs/benchmarks.md). */
+@Command(name = "loadgen", description = {"Send submissions to a gpupool server at a fixed rate and report acknowledged/s and latency percentiles.",
+        "Needs an admin token: it creates --tenants tenants (load-0, load-1, ...) and one member token each."})
+public final class LoadgenCommand implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin ClientOptions client;
+    @Option(names = "--rate", defaultValue = "2000", paramLabel = "PER_SEC", description = "Submissions per second (default: ${DEFAULT-VALUE}).")
+    double rate;
+    @Option(names = "--duration", defaultValue = "30", paramLabel = "SEC", description = "Seconds of load (default: ${DEFAULT-VALUE}).")
+    int duration;
+    @Option(names = "--tenants", defaultValue = "4", paramLabel = "N", description = "Tenants to spread the load over (default: ${DEFAULT-VALUE}).")
+    int tenants;
+    @Option(names = "--max-in-flight", defaultValue = "256", paramLabel = "N", description = "Most outstanding requests (default: ${DEFAULT-VALUE}).")
+    int maxInFlight;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        if (rate <= 0 || duration <= 0 || tenants <= 0 || maxInFlight <= 0) throw new SpecException("loadgen", null, "--rate, --duration, --tenants and --max-in-flight must be > 0");
+        ApiClient api = client.client();
+        PrintWriter out = spec.commandLine().getOut();
+        String run = Long.toString(System.currentTimeMillis(), 36);
+        List<String> tokens = new ArrayList<>();
+        for (int t = 0; t < tenants; t++) {
+            String name = "load-" + run + "-" + t;
+            api.post("/api/v1/tenants", Map.of("name", name, "weight", 1), null);
+            JsonNode tok = api.post("/api/v1/tenants/" + name + "/tokens", Map.of("label", "loadgen"), null);
+            tokens.add(tok.path("token").asText());
+        }
+        int total = (int) Math.round(rate * duration);
+        out.printf("loadgen: %d submissions at %.0f/s over %d tenants, max %d in flight%n", total, rate, tenants, maxInFlight);
+        out.flush();
+        LoadGenerator.Result r = new LoadGenerator(URI.create(api.server()), tokens, rate, total, maxInFlight, "lg-" + run + "-").run(null);
+        out.printf("sent %d, acknowledged %d (%.0f/s) in %.1f s; answers by status %s%n", r.sent(), r.acked(), r.ackedPerSec(), r.seconds(), r.byStatus());
+        out.printf("latency ms: p50 %.1f  p95 %.1f  p99 %.1f  max %.1f%n", r.p50Us() / 1000.0, r.p95Us() / 1000.0, r.p99Us() / 1000.0, r.maxUs() / 1000.0);
+        return r.acked() == r.sent() ? 0 : 1;
+    }
+}

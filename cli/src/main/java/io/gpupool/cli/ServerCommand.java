@@ -1,0 +1,62 @@
+package io.gpupool.cli;
+
+import io.gpupool.server.GpupoolServer;
+import io.gpupool.server.ServerOptions;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/** Runs the scheduler as a service: REST API, durable store, metrics, live dashboard. */
+@Command(name = "server", description = {
+        "Run the gpupool service: REST API and live dashboard on one port, durable job store, Prometheus metrics.",
+        "With --demo: fake nodes, a steady synthetic workload from a few tenants and fake agents that run it (open the printed link)."})
+public final class ServerCommand implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--port", defaultValue = "8080", paramLabel = "N", description = "HTTP port (default: ${DEFAULT-VALUE}; 0 = any free port).")
+    int port;
+
+    @Option(names = "--host", defaultValue = "0.0.0.0", paramLabel = "ADDR", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--data", defaultValue = "gpupool-data", paramLabel = "DIR", description = "Embedded store directory (default: ./${DEFAULT-VALUE}).")
+    Path data;
+
+    @Option(names = "--db", paramLabel = "JDBC_URL", description = "Use this database instead of the embedded one, e.g. jdbc:postgresql://db:5432/gpupool?user=u&password=p.")
+    String db;
+
+    @Option(names = "--admin-token", paramLabel = "T", description = "Admin token to accept (at least 16 characters; default: $GPUPOOL_ADMIN_TOKEN, else one is minted and printed at first start).")
+    String adminToken;
+
+    @Option(names = "--cluster", paramLabel = "SPEC", description = "Nodes present without an agent: NODESxGPUS:MODEL[,...] or a YAML cluster file.")
+    String cluster;
+
+    @Option(names = "--policy", defaultValue = "fair-share", paramLabel = "NAME", description = "Queue policy until an admin changes it (default: ${DEFAULT-VALUE}).")
+    String policy;
+
+    @Option(names = "--rate-limit", defaultValue = "50", paramLabel = "PER_SEC", description = "Requests per second per token; 0 = unlimited (default: ${DEFAULT-VALUE}).")
+    double rateLimit;
+
+    @Option(names = "--demo", description = "Demo mode: fake nodes (" + ServerOptions.DEMO_CLUSTER + " unless --cluster), synthetic jobs from several tenants, fake agents.")
+    boolean demo;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        String token = adminToken != null ? adminToken : System.getenv("GPUPOOL_ADMIN_TOKEN");
+        if (token != null && token.isBlank()) token = null;
+        ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, policy, rateLimit, demo, 1);
+        GpupoolServer server = GpupoolServer.start(o, System.out);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            stopped.countDown();
+        }, "gpupool-shutdown"));
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,48 @@
+package io.gpupool.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+
+/** Shows one job: state, why it waits or where it runs, and its history. */
+@Command(name = "status", description = "Show a job of a gpupool server: state, reason for waiting or GPUs, history.")
+public final class StatusCommand implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin ClientOptions client;
+    @Parameters(paramLabel = "JOB", description = "Job id, e.g. j42.")
+    String id;
+    @Option(names = "--output", defaultValue = "text", paramLabel = "FORMAT", description = "text or json (default: ${DEFAULT-VALUE}).")
+    String output;
+
+    @Override
+    public Integer call() {
+        ApiClient api = client.client();
+        JsonNode j = api.get("/api/v1/jobs/" + id);
+        PrintWriter out = spec.commandLine().getOut();
+        if (output.equals("json")) {
+            Json.print(out, j);
+            return 0;
+        }
+        out.printf("%s  %s  tenant %s  %s%n", j.path("id").asText(), j.path("state").asText(), j.path("tenant").asText(), j.path("name").asText());
+        out.printf("asks     %d GPU(s)%s%s%n", j.path("numGpus").asInt(),
+                j.path("gpuMilli").asInt() < 1000 ? ", " + j.path("gpuMilli").asInt() / 10 + "% compute" : "",
+                j.path("gpuMemMib").asLong() > 0 ? ", " + j.path("gpuMemMib").asLong() + " MiB" : "");
+        if (!j.path("waitReason").isNull()) out.println("waits    " + j.path("waitReason").asText());
+        for (JsonNode g : j.path("allocation")) {
+            out.printf("runs on  %s GPU %d (%s)%n", g.path("node").asText(), g.path("gpu").asInt(),
+                    g.path("exclusive").asBoolean() ? "whole" : g.path("milli").asInt() / 10 + "%, " + g.path("memoryMib").asLong() + " MiB");
+        }
+        if (!j.path("message").isNull()) out.println("message  " + j.path("message").asText());
+        for (JsonNode e : api.get("/api/v1/jobs/" + id + "/events").path("events")) {
+            out.printf("  %tT %-10s %s%n", e.path("atMs").asLong(), e.path("type").asText(), e.path("detail").asText());
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,69 @@
+package io.gpupool.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.model.SpecException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** Submits a job to a running service. */
+@Command(name = "submit", description = "Submit a job to a gpupool server, e.g. gpupool submit --gpus 1 --milli 500 --mem 20000 -- python train.py")
+public final class SubmitCommand implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin ClientOptions client;
+
+    @Option(names = "--gpus", defaultValue = "1", paramLabel = "N", description = "GPUs (default: ${DEFAULT-VALUE}).")
+    int gpus;
+    @Option(names = "--milli", paramLabel = "M", description = "Compute share per GPU in thousandths (1..1000); fractional shares need --gpus 1.")
+    Integer milli;
+    @Option(names = "--mem", paramLabel = "MIB", description = "GPU memory per GPU in MiB.")
+    Long memMib;
+    @Option(names = "--gpu-type", paramLabel = "MODEL", description = "Allowed GPU model (repeatable), e.g. A100-80GB.")
+    List<String> gpuTypes = new ArrayList<>();
+    @Option(names = "--name", paramLabel = "NAME", description = "Job name.")
+    String name;
+    @Option(names = "--tenant", paramLabel = "T", description = "Tenant (admin tokens only; a member's token implies it).")
+    String tenant;
+    @Option(names = "--priority", paramLabel = "P", description = "Priority (larger runs first under the priority policy).")
+    Integer priority;
+    @Option(names = "--estimate", paramLabel = "SEC", description = "Expected run time in seconds (helps backfill).")
+    Long estimateSec;
+    @Option(names = "--env", paramLabel = "K=V", description = "Environment variable for the job (repeatable).")
+    Map<String, String> env = new LinkedHashMap<>();
+    @Option(names = "--idempotency-key", paramLabel = "KEY", description = "Retrying with the same key returns the same job instead of a second one.")
+    String idempotencyKey;
+    @Option(names = "--output", defaultValue = "text", paramLabel = "FORMAT", description = "text or json (default: ${DEFAULT-VALUE}).")
+    String output;
+    @Parameters(paramLabel = "COMMAND", arity = "1..*", description = "The program and its arguments (after --).")
+    List<String> command;
+
+    @Override
+    public Integer call() {
+        if (!List.of("text", "json").contains(output)) throw new SpecException("--output", "output", "must be text or json");
+        Map<String, Object> body = new LinkedHashMap<>();
+        if (name != null) body.put("name", name);
+        if (tenant != null) body.put("tenant", tenant);
+        body.put("numGpus", gpus);
+        if (milli != null) body.put("gpuMilli", milli);
+        if (memMib != null) body.put("gpuMemMib", memMib);
+        if (!gpuTypes.isEmpty()) body.put("gpuTypes", gpuTypes);
+        if (priority != null) body.put("priority", priority);
+        if (estimateSec != null) body.put("estimateSec", estimateSec);
+        body.put("command", command);
+        if (!env.isEmpty()) body.put("env", env);
+        JsonNode job = client.client().post("/api/v1/jobs", body, idempotencyKey);
+        if (output.equals("json")) Json.print(spec.commandLine().getOut(), job);
+        else spec.commandLine().getOut().println("submitted " + job.path("id").asText() + " (" + job.path("state").asText() + ") for tenant "
+                + job.path("tenant").asText());
+        return 0;
+    }
+}

@@ -1,0 +1,56 @@
+package io.gpupool.cli;
+
+import io.gpupool.server.GpupoolServer;
+import io.gpupool.server.ServerOptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** submit, status, queue, nodes, top and cancel against a real server on loopback. */
+class ClientCommandsTest {
+    private static final String ADMIN = "cli-admin-token-0123456789";
+
+    @TempDir Path dir;
+
+    @Test
+    void the_client_commands_drive_a_running_server() {
+        ServerOptions o = ServerOptions.defaults().withHost("127.0.0.1").withPort(0).withDataDir(dir).withAdminToken(ADMIN)
+                .withCluster("1x4:T4").withRateLimit(0);
+        try (GpupoolServer server = GpupoolServer.start(o, new PrintStream(new ByteArrayOutputStream()))) {
+            String url = "http://127.0.0.1:" + server.port();
+            server.pool().putTenant("ml", 1, 0, 0, true).join();
+
+            Cli.Result submit = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--gpus", "4", "--name", "big",
+                    "--idempotency-key", "k1", "--", "python", "train.py");
+            assertThat(submit.exitCode()).as(submit.err()).isZero();
+            assertThat(submit.out()).matches("submitted j\\d+ \\(PENDING\\) for tenant ml\\s*");
+            String id = submit.out().split(" ")[1];
+            Cli.Result second = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--gpus", "1", "--", "python", "eval.py");
+            String waiting = second.out().split(" ")[1];
+
+            Cli.Result status = Cli.run("status", "--server", url, "--token", ADMIN, id);
+            assertThat(status.out()).contains(id, "tenant ml", "big", "SUBMITTED");
+            Cli.Result queue = Cli.run("queue", "--server", url, "--token", ADMIN);
+            assertThat(queue.exitCode()).isZero();
+            assertThat(queue.out()).contains("queued", "running (policy fair-share)");
+            assertThat(Cli.run("nodes", "--server", url, "--token", ADMIN).out()).contains("t4-0000", "T4");
+            assertThat(Cli.run("top", "--server", url, "--token", ADMIN).out()).contains("policy fair-share", "ml");
+
+            assertThat(Cli.run("cancel", "--server", url, "--token", ADMIN, waiting).out()).contains("cancelled " + waiting + " (CANCELLED)");
+            Cli.Result again = Cli.run("cancel", "--server", url, "--token", ADMIN, waiting);
+            assertThat(again.exitCode()).isEqualTo(2);
+            assertThat(again.err()).contains("HTTP 409", "already ended");
+            Cli.Result bad = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--gpus", "2", "--milli", "500", "--", "x");
+            assertThat(bad.exitCode()).isEqualTo(2);
+            assertThat(bad.err()).contains("HTTP 422", "gpuMilli");
+        }
+        Cli.Result down = Cli.run("status", "--server", "http://127.0.0.1:9", "--token", ADMIN, "j1");
+        assertThat(down.exitCode()).isEqualTo(2);
+        assertThat(down.err()).contains("cannot connect");
+    }
+}

@@ -1,0 +1,114 @@
+package io.gpupool.engine;
+
+import io.gpupool.engine.placement.CycleState;
+import io.gpupool.engine.placement.FilterPlugin;
+import io.gpupool.engine.placement.PlacementResult;
+import io.gpupool.engine.state.Allocation;
+import io.gpupool.engine.state.GpuGrant;
+import io.gpupool.engine.state.NodeState;
+import io.gpupool.model.GpuShare;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static io.gpupool.engine.TestPools.A100;
+import static io.gpupool.engine.TestPools.job;
+import static io.gpupool.engine.TestPools.pool;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The calls a driver that does not own the choice of node (Kubernetes) makes: startOn, restoreRunning, filters. */
+class DriverApiTest {
+
+    private static Scheduler scheduler() {
+        return new Scheduler(pool(3, 8, A100), SchedulerConfig.defaults("fcfs"));
+    }
+
+    @Test
+    void startOnPlacesOnTheGivenNodeOnlyAndKeepsTheJobPendingWhenItDoesNotFit() {
+        Scheduler s = scheduler();
+        s.submit(job("a", 8).build(), 0);
+        PlacementResult r = s.startOn("a", "a100-80gb-2", 0);
+        assertThat(r.ok()).isTrue();
+        assertThat(s.job("a").status()).isEqualTo(JobStatus.RUNNING);
+        assertThat(r.allocation().grants()).allMatch(g -> g.node() == 2);
+        s.submit(job("b", 1).build(), 1);
+        PlacementResult full = s.startOn("b", "a100-80gb-2", 1);
+        assertThat(full.ok()).isFalse();
+        assertThat(full.reason()).contains("a100-80gb-2").contains("insufficient free GPUs");
+        assertThat(s.job("b").status()).isEqualTo(JobStatus.PENDING);
+        s.checkConsistency();
+    }
+
+    @Test
+    void startOnHonoursTheTenantLimit() {
+        Scheduler s = new Scheduler(pool(2, 8, A100), SchedulerConfig.defaults("fcfs")
+                .withTenants(Map.of("t", new TenantConfig("t", 1, 0, 2))));
+        s.submit(job("a", 2).tenant("t").build(), 0);
+        assertThat(s.startOn("a", "a100-80gb-0", 0).ok()).isTrue();
+        s.submit(job("b", 1).tenant("t").build(), 0);
+        assertThat(s.startOn("b", "a100-80gb-1", 0).reason()).contains("limit of 2");
+    }
+
+    @Test
+    void restoreRunningRefusesAGpuThatIsAlreadyHeldAndChangesNothing() {
+        Scheduler s = scheduler();
+        Allocation a = new Allocation("a", List.of(List.of(new GpuGrant(0, 3, 1000, 81920, true))));
+        assertThat(s.restoreRunning(job("a", 1).build(), a, 0, 5).accepted()).isTrue();
+        Allocation twice = new Allocation("b", List.of(List.of(new GpuGrant(0, 3, 500, 1000, false))));
+        var rejected = s.restoreRunning(job("b", 1).milli(500).build(), twice, 0, 5);
+        assertThat(rejected.accepted()).isFalse();
+        assertThat(rejected.reason()).contains("already held");
+        assertThat(s.job("b")).isNull();
+        assertThat(s.cluster().node(0).tasks(3)).isEqualTo(1);
+        // two fractional shares of one GPU fit together, a third beyond 1000 milli does not
+        Allocation f1 = new Allocation("f1", List.of(List.of(new GpuGrant(1, 0, 600, 40960, false))));
+        Allocation f2 = new Allocation("f2", List.of(List.of(new GpuGrant(1, 0, 400, 40960, false))));
+        Allocation f3 = new Allocation("f3", List.of(List.of(new GpuGrant(1, 0, 100, 10, false))));
+        assertThat(s.restoreRunning(job("f1", 1).share(new GpuShare(600, 40960)).build(), f1, 0, 5).accepted()).isTrue();
+        assertThat(s.restoreRunning(job("f2", 1).share(new GpuShare(400, 40960)).build(), f2, 0, 5).accepted()).isTrue();
+        assertThat(s.restoreRunning(job("f3", 1).share(new GpuShare(100, 10)).build(), f3, 0, 5).accepted()).isFalse();
+        assertThat(s.job("a").status()).isEqualTo(JobStatus.RUNNING);
+        s.checkConsistency();
+        s.complete("a", 10);
+        assertThat(s.forget("a")).isTrue();
+        assertThat(s.job("a")).isNull();
+        assertThat(s.forget("f1")).as("running jobs are kept").isFalse();
+    }
+
+    @Test
+    void filterNodeAndScoreNodesAgreeWithPlacement() {
+        Scheduler s = scheduler();
+        s.submit(job("a", 4).build(), 0);
+        s.startOn("a", "a100-80gb-1", 0);
+        s.submit(job("b", 4).build(), 0);
+        CycleState cycle = new CycleState(s.cluster(), s.job("b").spec(), s.workloadProfile(), null);
+        List<NodeState> nodes = s.cluster().nodes();
+        assertThat(nodes).allMatch(n -> s.pipeline().filterNode(cycle, n) == null);
+        double[] scores = s.pipeline().scoreNodes(cycle, nodes);
+        // binpack prefers the node that already runs a, which is where a round places b
+        assertThat(scores[1]).isGreaterThan(scores[0]).isGreaterThan(scores[2] - 1e-9);
+        s.schedule(1);
+        assertThat(s.job("b").allocation().grants().getFirst().node()).isEqualTo(1);
+        CycleState c8 = new CycleState(s.cluster(), job("c", 8).build(), s.workloadProfile(), null);
+        assertThat(s.pipeline().filterNode(c8, nodes.get(1))).isEqualTo("insufficient free GPUs");
+    }
+
+    @Test
+    void aDriverFilterVetoesNodesForRoundsAndStartOn() {
+        Scheduler s = scheduler();
+        s.addFilter(new FilterPlugin() {
+            @Override public String name() { return "only-node-2"; }
+            @Override public String filter(CycleState c, io.gpupool.engine.placement.ReplicaDemand d, NodeState n) {
+                return n.id() == 2 ? null : "not node 2";
+            }
+        });
+        s.submit(job("a", 1).build(), 0);
+        s.schedule(0);
+        assertThat(s.job("a").allocation().grants().getFirst().node()).isEqualTo(2);
+        s.submit(job("b", 1).build(), 0);
+        assertThat(s.startOn("b", "a100-80gb-0", 0).reason()).contains("not node 2");
+        s.reconfigure(s.config().withPolicy("priority"));
+        assertThat(s.startOn("b", "a100-80gb-1", 0).reason()).as("kept across reconfigure").contains("not node 2");
+    }
+}

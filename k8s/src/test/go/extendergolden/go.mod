@@ -1,0 +1,3 @@
+module gpupool.io/extendergolden
+
+go 1.19

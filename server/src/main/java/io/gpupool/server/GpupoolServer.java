@@ -1,0 +1,141 @@
+package io.gpupool.server;
+
+import io.gpupool.model.ClusterSpec;
+import io.gpupool.model.ClusterSpecs;
+import io.gpupool.model.GpuCatalog;
+import io.gpupool.model.NodeSpec;
+import io.gpupool.server.api.ApiServer;
+import io.gpupool.server.api.EventHub;
+import io.gpupool.server.auth.RateLimiter;
+import io.gpupool.server.auth.Role;
+import io.gpupool.server.auth.Tokens;
+import io.gpupool.server.core.GpuTelemetry;
+import io.gpupool.server.core.PoolService;
+import io.gpupool.server.core.SchedulerSettings;
+import io.gpupool.server.core.ServiceClock;
+import io.gpupool.server.demo.DemoDriver;
+import io.gpupool.server.metrics.ServiceMetrics;
+import io.gpupool.store.Database;
+import io.gpupool.store.RecoveredState;
+import io.gpupool.store.Store;
+import io.gpupool.store.TokenRow;
+import io.gpupool.store.Write;
+
+import java.io.PrintStream;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The running service: store, engine loop, HTTP API, SSE, metrics and (with --demo) the demo driver,
+ * wired together. {@link #start} recovers everything from the store first, so a restarted server carries
+ * on where the last one stopped.
+ */
+public final class GpupoolServer implements AutoCloseable {
+    private final Store store;
+    private final PoolService pool;
+    private final EventHub hub;
+    private final ApiServer api;
+    private final DemoDriver demo;
+    private final String dashboardToken;
+
+    private GpupoolServer(Store store, PoolService pool, EventHub hub, ApiServer api, DemoDriver demo, String dashboardToken) {
+        this.store = store;
+        this.pool = pool;
+        this.hub = hub;
+        this.api = api;
+        this.demo = demo;
+        this.dashboardToken = dashboardToken;
+    }
+
+    /** Opens the store, recovers, starts serving; prints where to go (and a new admin token once) to {@code out}. */
+    public static GpupoolServer start(ServerOptions o, PrintStream out) {
+        GpuCatalog catalog = GpuCatalog.standard();
+        SchedulerSettings defaults;
+        try {
+            defaults = SchedulerSettings.parse(com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode(),
+                    SchedulerSettings.defaults(o.policy()));
+        } catch (io.gpupool.server.core.ServiceException | io.gpupool.model.SpecException e) {
+            throw new io.gpupool.model.SpecException("--policy", "policy", e.getMessage());
+        }
+        Map<NodeSpec, String> staticNodes = new LinkedHashMap<>();
+        String spec = o.cluster() != null ? o.cluster() : o.demo() ? ServerOptions.DEMO_CLUSTER : null;
+        if (spec != null) {
+            ClusterSpec cs = ClusterSpecs.parse(spec, catalog);
+            for (NodeSpec n : cs.nodes()) staticNodes.put(n, o.demo() ? DemoDriver.SOURCE : "static");
+        }
+        Database db = o.dbUrl() != null ? Database.open(o.dbUrl()) : Database.embedded(o.dataDir());
+        Store store = new Store(db);
+        try {
+            RecoveredState recovered = store.recover();
+            ServiceClock clock = new ServiceClock();
+            Tokens tokens = new Tokens();
+            recovered.tokens().forEach(tokens::add);
+            String shown = bootstrapAdmin(o, store, tokens, clock, out);
+            GpuTelemetry telemetry = new GpuTelemetry();
+            ServiceMetrics metrics = new ServiceMetrics(telemetry);
+            EventHub hub = new EventHub();
+            PoolService pool = new PoolService(recovered, staticNodes, defaults, store.writer(), catalog, telemetry, clock, metrics, hub::publish);
+            hub.attach(pool);
+            metrics.attach(pool::snapshot, store.writer());
+            ApiServer api = new ApiServer(o.host(), o.port(), pool, store, tokens, new RateLimiter(o.rateLimit()), metrics, hub, catalog,
+                    telemetry, clock).start();
+            DemoDriver demo = o.demo() ? DemoDriver.start(pool, telemetry, clock, o.demoSeed()) : null;
+            GpupoolServer s = new GpupoolServer(store, pool, hub, api, demo, shown);
+            String host = o.host().equals("0.0.0.0") ? "localhost" : o.host();
+            out.println("gpupool server listening on http://" + host + ":" + api.port() + " (store: " + db.describe() + ", "
+                    + recovered.activeJobs().size() + " active jobs restored)");
+            if (demo != null) out.println("demo: 3 fake nodes (" + ServerOptions.DEMO_CLUSTER + "), synthetic jobs from tenants "
+                    + String.join(", ", DemoDriver.TENANTS) + "; jobs are run and completed by the demo's fake agents");
+            if (shown != null) out.println("dashboard: http://" + host + ":" + api.port() + "/#token=" + shown);
+            else out.println("dashboard: http://" + host + ":" + api.port() + "/ (paste an API token)");
+            out.flush();
+            return s;
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The first admin token: the one given (--admin-token / GPUPOOL_ADMIN_TOKEN) is stored if new; without one,
+     * a token is minted and printed once when no admin exists. The demo mints a dashboard token every start.
+     * Returns a token to show in the dashboard link, or null.
+     */
+    private static String bootstrapAdmin(ServerOptions o, Store store, Tokens tokens, ServiceClock clock, PrintStream out) {
+        if (o.adminToken() != null) {
+            if (o.adminToken().length() < 16) {
+                throw new io.gpupool.model.SpecException("--admin-token", "admin-token", "must be at least 16 characters");
+            }
+            if (!tokens.known(o.adminToken())) {
+                TokenRow row = Tokens.fromGiven(o.adminToken(), Role.ADMIN, "given at start", clock.now());
+                store.writer().submit(new Write.PutToken(row)).join();
+                tokens.add(row);
+            }
+            return o.adminToken();
+        }
+        if (!tokens.hasAdmin() || o.demo()) {
+            Tokens.Minted m = Tokens.mint(Role.ADMIN, null, o.demo() ? "demo dashboard" : "bootstrap", clock.now());
+            store.writer().submit(new Write.PutToken(m.row())).join();
+            tokens.add(m.row());
+            out.println("admin token (shown once, keep it): " + m.token());
+            return m.token();
+        }
+        return null;
+    }
+
+    public int port() { return api.port(); }
+    public PoolService pool() { return pool; }
+    public Store store() { return store; }
+    public ApiServer api() { return api; }
+    /** The admin token this start printed or was given, if any. */
+    public String dashboardToken() { return dashboardToken; }
+
+    @Override
+    public void close() {
+        if (demo != null) demo.close();
+        api.close();
+        hub.close();
+        pool.close();
+        store.close();
+    }
+}

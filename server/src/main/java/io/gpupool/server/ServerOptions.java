@@ -1,0 +1,62 @@
+package io.gpupool.server;
+
+import java.nio.file.Path;
+
+/**
+ * How to run the service.
+ *
+ * @param host         address to listen on
+ * @param port         HTTP port (0 = any free port)
+ * @param dataDir      embedded store directory (used when {@code dbUrl} is null)
+ * @param dbUrl        a JDBC URL (jdbc:postgresql://... or jdbc:sqlite:...), or null for the embedded store
+ * @param adminToken   an admin token chosen by the operator, or null (one is minted and printed at first start)
+ * @param cluster      static nodes (cluster SPEC or YAML file) present without an agent, or null
+ * @param policy       queue policy until an admin changes it
+ * @param rateLimit    requests per second per token (0 = unlimited)
+ * @param demo         run the demo: fake nodes, synthetic workload, fake agents completing jobs
+ * @param demoSeed     seed of the demo's workload
+ */
+public record ServerOptions(String host, int port, Path dataDir, String dbUrl, String adminToken, String cluster,
+                            String policy, double rateLimit, boolean demo, long demoSeed) {
+    public static final String DEMO_CLUSTER = "2x8:A100-80GB,1x8:L40S";
+
+    public static ServerOptions defaults() {
+        return new ServerOptions("0.0.0.0", 8080, Path.of("gpupool-data"), null, null, null, "fair-share", 50, false, 1);
+    }
+
+    public ServerOptions withPort(int p) {
+        return new ServerOptions(host, p, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed);
+    }
+
+    public ServerOptions withHost(String h) {
+        return new ServerOptions(h, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed);
+    }
+
+    public ServerOptions withDataDir(Path d) {
+        return new ServerOptions(host, port, d, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed);
+    }
+
+    public ServerOptions withDb(String url) {
+        return new ServerOptions(host, port, dataDir, url, adminToken, cluster, policy, rateLimit, demo, demoSeed);
+    }
+
+    public ServerOptions withAdminToken(String t) {
+        return new ServerOptions(host, port, dataDir, dbUrl, t, cluster, policy, rateLimit, demo, demoSeed);
+    }
+
+    public ServerOptions withCluster(String c) {
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, c, policy, rateLimit, demo, demoSeed);
+    }
+
+    public ServerOptions withPolicy(String p) {
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, p, rateLimit, demo, demoSeed);
+    }
+
+    public ServerOptions withRateLimit(double r) {
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, r, demo, demoSeed);
+    }
+
+    public ServerOptions withDemo(boolean d) {
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, d, demoSeed);
+    }
+}

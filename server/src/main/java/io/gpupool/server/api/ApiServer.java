@@ -1,0 +1,169 @@
+package io.gpupool.server.api;
+
+import io.gpupool.model.GpuCatalog;
+import io.gpupool.server.auth.Principal;
+import io.gpupool.server.auth.RateLimiter;
+import io.gpupool.server.auth.Tokens;
+import io.gpupool.server.core.GpuTelemetry;
+import io.gpupool.server.core.PoolService;
+import io.gpupool.server.core.ServiceClock;
+import io.gpupool.server.core.ServiceException;
+import io.gpupool.server.core.ServiceException.Kind;
+import io.gpupool.server.metrics.ServiceMetrics;
+import io.gpupool.store.Store;
+import io.gpupool.store.StoreException;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.http.HttpResponseException;
+import io.javalin.http.staticfiles.Location;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The HTTP side: Javalin on Jetty 12 with virtual threads. Every /api/v1 call is authenticated (Bearer
+ * token) and rate limited per token; every failure is a JSON error {@code {status, error, field, rule,
+ * message}} with a 4xx status for anything the caller got wrong. Public: the dashboard (/), /healthz,
+ * /readyz, /metrics and /openapi.json.
+ */
+public final class ApiServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
+    private final Javalin app;
+    private RouteTable table;
+    private final Tokens tokens;
+    private final RateLimiter limiter;
+
+    public ApiServer(String host, int port, PoolService pool, Store store, Tokens tokens, RateLimiter limiter, ServiceMetrics metrics,
+                     EventHub hub, GpuCatalog catalog, GpuTelemetry telemetry, ServiceClock clock) {
+        this.tokens = tokens;
+        this.limiter = limiter;
+        String openApi = resource("/openapi.json");
+        this.app = Javalin.create(cfg -> {
+            cfg.jetty.host = host;
+            cfg.jetty.port = port;
+            cfg.concurrency.useVirtualThreads = true;
+            cfg.http.maxRequestSize = 1_048_576L;
+            cfg.http.prefer405over404 = true;
+            cfg.router.ignoreTrailingSlashes = true;
+            cfg.startup.showJavalinBanner = false;
+            cfg.staticFiles.add(sf -> {
+                sf.hostedPath = "/";
+                sf.directory = "/public";
+                sf.location = Location.CLASSPATH;
+            });
+            cfg.routes.before("/api/*", this::authenticate);
+            cfg.routes.exception(ServiceException.class, (e, ctx) -> error(ctx, e.kind().status, e.field(), e.rule()));
+            cfg.routes.exception(StoreException.class, (e, ctx) -> {
+                LOG.warn("store failure: {}", e.getMessage());
+                error(ctx, 503, null, "the store is unavailable; retry later");
+            });
+            cfg.routes.exception(HttpResponseException.class, (e, ctx) -> error(ctx, e.getStatus(), null, e.getMessage()));
+            cfg.routes.exception(Exception.class, (e, ctx) -> {
+                LOG.error("unexpected failure", e);
+                error(ctx, 500, null, "internal error: " + e.getClass().getSimpleName());
+            });
+            cfg.routes.error(404, ctx -> {
+                if (ctx.path().startsWith("/api/") && ctx.result() == null) error(ctx, 404, null, "no such endpoint: " + Requests.clip(ctx.path()));
+            });
+            cfg.routes.error(405, ctx -> error(ctx, 405, null, "method " + ctx.method() + " is not allowed on " + Requests.clip(ctx.path())));
+            RouteTable r = new RouteTable(cfg.routes);
+            r.get("/healthz", ctx -> Json.send(ctx, 200, Map.of("status", "ok")));
+            r.get("/readyz", ctx -> {
+                boolean ready = pool.alive() && store.ready();
+                Json.send(ctx, ready ? 200 : 503, Map.of("status", ready ? "ready" : "not ready", "store", store.database().dialect().name().toLowerCase()));
+            });
+            r.get("/metrics", ctx -> ctx.contentType(metrics.contentType()).result(metrics.scrape()));
+            r.get("/openapi.json", ctx -> ctx.contentType("application/json").result(openApi));
+            new JobRoutes(pool, store, catalog).register(r);
+            new NodeRoutes(pool, store, catalog, telemetry, clock).register(r);
+            new AdminRoutes(pool, tokens, store.writer(), clock).register(r);
+            r.get("/api/v1/events", hub::stream);
+            this.table = r;
+        });
+    }
+
+    public ApiServer start() {
+        try {
+            app.start();
+        } catch (RuntimeException e) {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof java.net.BindException) {
+                    throw new io.gpupool.model.SpecException("--port", "port", "cannot listen there: " + t.getMessage() + " (another server running?)");
+                }
+            }
+            throw e;
+        }
+        return this;
+    }
+
+    public int port() {
+        return app.port();
+    }
+
+    public RouteTable routes() {
+        return table;
+    }
+
+    private void authenticate(Context ctx) {
+        String h = ctx.header("Authorization");
+        if (h == null || !h.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            ctx.header("WWW-Authenticate", "Bearer realm=\"gpupool\"");
+            throw new ServiceException(Kind.UNAUTHENTICATED, "Authorization", "a header 'Authorization: Bearer TOKEN' is required");
+        }
+        Principal p = tokens.lookup(h.substring(7).trim()).orElseThrow(() -> {
+            ctx.header("WWW-Authenticate", "Bearer realm=\"gpupool\", error=\"invalid_token\"");
+            return new ServiceException(Kind.UNAUTHENTICATED, "Authorization", "the token is not valid");
+        });
+        if (!limiter.tryAcquire(p.tokenId())) {
+            ctx.header("Retry-After", String.valueOf(limiter.retryAfterSeconds()));
+            throw new ServiceException(Kind.RATE_LIMITED, null, "too many requests for this token; slow down");
+        }
+        ctx.attribute(Requests.PRINCIPAL, p);
+    }
+
+    private static void error(Context ctx, int status, String field, String rule) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("status", status);
+        body.put("error", reason(status));
+        body.put("field", field);
+        body.put("rule", rule);
+        body.put("message", (field != null ? "field '" + field + "': " : "") + rule);
+        Json.send(ctx, status, body);
+    }
+
+    private static String reason(int status) {
+        return switch (status) {
+            case 400 -> "Bad Request";
+            case 401 -> "Unauthorized";
+            case 403 -> "Forbidden";
+            case 404 -> "Not Found";
+            case 405 -> "Method Not Allowed";
+            case 409 -> "Conflict";
+            case 413 -> "Content Too Large";
+            case 415 -> "Unsupported Media Type";
+            case 422 -> "Unprocessable Content";
+            case 429 -> "Too Many Requests";
+            case 503 -> "Service Unavailable";
+            default -> "Error";
+        };
+    }
+
+    private static String resource(String path) {
+        try (InputStream in = ApiServer.class.getResourceAsStream(path)) {
+            if (in == null) throw new IllegalStateException("missing resource " + path);
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + path, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        app.stop();
+    }
+}

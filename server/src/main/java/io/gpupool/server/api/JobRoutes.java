@@ -1,0 +1,165 @@
+package io.gpupool.server.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gpupool.model.GpuCatalog;
+import io.gpupool.server.auth.Principal;
+import io.gpupool.server.auth.Role;
+import io.gpupool.server.core.JobRequest;
+import io.gpupool.server.core.PoolService;
+import io.gpupool.server.core.ServiceException;
+import io.gpupool.server.core.Views;
+import io.gpupool.store.EventRow;
+import io.gpupool.store.JobQuery;
+import io.gpupool.store.JobRow;
+import io.gpupool.store.LogRow;
+import io.gpupool.store.Store;
+import io.javalin.http.Context;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+import static io.gpupool.server.api.Requests.await;
+
+/** /api/v1/jobs: submit, get, list, cancel, events, logs (members see only their tenant's jobs). */
+final class JobRoutes {
+    static final Set<String> STATES = Set.of("PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED");
+    private final PoolService pool;
+    private final Store store;
+    private final GpuCatalog catalog;
+
+    JobRoutes(PoolService pool, Store store, GpuCatalog catalog) {
+        this.pool = pool;
+        this.store = store;
+        this.catalog = catalog;
+    }
+
+    void register(RouteTable r) {
+        r.post("/api/v1/jobs", this::submit);
+        r.get("/api/v1/jobs", this::list);
+        r.get("/api/v1/jobs/{id}", this::get);
+        r.delete("/api/v1/jobs/{id}", this::cancel);
+        r.get("/api/v1/jobs/{id}/events", this::events);
+        r.get("/api/v1/jobs/{id}/logs", this::logs);
+    }
+
+    private void submit(Context ctx) {
+        Principal p = Requests.require(ctx, "submit jobs", Role.ADMIN, Role.MEMBER);
+        String key = idempotencyKey(ctx);
+        JobRequest req = JobRequest.parse(Requests.json(ctx), catalog);
+        String tenant;
+        if (p.role() == Role.MEMBER) {
+            if (req.tenant() != null && !req.tenant().equals(p.tenant())) {
+                throw ServiceException.forbidden("field 'tenant': a member token submits only for its own tenant '" + p.tenant() + "'");
+            }
+            tenant = p.tenant();
+        } else {
+            if (req.tenant() == null) throw ServiceException.invalid("tenant", "is required when an admin token submits");
+            tenant = req.tenant();
+        }
+        JobRequest full = req.withTenant(tenant);
+        Views.Submitted s = await(pool.submit(full, key));
+        if (s.created()) {
+            Json.send(ctx, 201, JobJson.ofAccepted(s.row(), full));
+            return;
+        }
+        JobRow existing = store.job(s.jobId()).orElseThrow(() -> new IllegalStateException("idempotent job " + s.jobId() + " is not stored"));
+        if (!existing.spec().equals(full.toJson())) {
+            throw ServiceException.conflict("Idempotency-Key", "was already used for a different job (" + existing.id() + ")");
+        }
+        Json.send(ctx, 200, JobJson.of(existing, await(pool.live(existing.id()))));
+    }
+
+    private static String idempotencyKey(Context ctx) {
+        String key = ctx.header("Idempotency-Key");
+        if (key == null) return null;
+        if (key.isEmpty() || key.length() > 200 || !key.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+            throw ServiceException.malformed("Idempotency-Key", "must be 1-200 printable ASCII characters without spaces");
+        }
+        return key;
+    }
+
+    /** The job if the caller may see it; 404 otherwise (another tenant's job does not exist for a member). */
+    private JobRow visible(Context ctx, Principal p) {
+        String id = ctx.pathParam("id");
+        JobRow row = id.length() <= 32 ? store.job(id).orElse(null) : null;
+        if (row == null || !p.sees(row.tenant())) throw ServiceException.notFound("job '" + Requests.clip(id) + "'");
+        return row;
+    }
+
+    private void get(Context ctx) {
+        Principal p = Requests.require(ctx, "read jobs", Role.ADMIN, Role.MEMBER);
+        JobRow row = visible(ctx, p);
+        Views.Live live = row.active() ? await(pool.live(row.id())) : null;
+        Json.send(ctx, 200, JobJson.of(row, live));
+    }
+
+    private void list(Context ctx) {
+        Principal p = Requests.require(ctx, "read jobs", Role.ADMIN, Role.MEMBER);
+        String tenant = ctx.queryParam("tenant");
+        if (tenant != null && tenant.isEmpty()) tenant = null;
+        if (p.role() == Role.MEMBER) {
+            if (tenant != null && !tenant.equals(p.tenant())) {
+                throw ServiceException.forbidden("query 'tenant': a member token lists only its own tenant '" + p.tenant() + "'");
+            }
+            tenant = p.tenant();
+        }
+        Set<String> states = new LinkedHashSet<>();
+        String st = ctx.queryParam("state");
+        if (st != null && !st.isEmpty()) {
+            for (String s : st.split(",")) {
+                String u = s.trim().toUpperCase(java.util.Locale.ROOT);
+                if (!STATES.contains(u)) throw ServiceException.invalid("state", "unknown state '" + Requests.clip(s) + "'; one of " + String.join(", ", STATES.stream().sorted().toList()));
+                states.add(u);
+            }
+        }
+        int limit = (int) Requests.queryLong(ctx, "limit", 100, 1, 1000);
+        long cursor = Requests.queryLong(ctx, "cursor", 0, 0, Long.MAX_VALUE);
+        Long since = ctx.queryParam("since") == null ? null : Requests.queryLong(ctx, "since", 0, 0, Long.MAX_VALUE);
+        Long until = ctx.queryParam("until") == null ? null : Requests.queryLong(ctx, "until", 0, 0, Long.MAX_VALUE);
+        List<JobRow> rows = store.jobs(new JobQuery(tenant, states, since, until, cursor, limit));
+        ObjectNode out = Json.MAPPER.createObjectNode();
+        ArrayNode jobs = out.putArray("jobs");
+        for (JobRow r : rows) jobs.add(JobJson.of(r, null));
+        out.put("nextCursor", rows.size() == limit ? String.valueOf(rows.getLast().seq()) : null);
+        Json.send(ctx, 200, out);
+    }
+
+    private void cancel(Context ctx) {
+        Principal p = Requests.require(ctx, "cancel jobs", Role.ADMIN, Role.MEMBER);
+        String id = ctx.pathParam("id");
+        JobRow done = id.length() <= 32 ? await(pool.cancel(id, p)) : null;
+        if (done == null) {
+            JobRow row = visible(ctx, p);
+            throw ServiceException.conflict("state", "job " + row.id() + " already ended (" + row.state() + ")");
+        }
+        Json.send(ctx, 200, JobJson.of(done, null));
+    }
+
+    private void events(Context ctx) {
+        Principal p = Requests.require(ctx, "read jobs", Role.ADMIN, Role.MEMBER);
+        JobRow row = visible(ctx, p);
+        List<EventRow> events = store.events(row.id());
+        List<Object> out = new ArrayList<>();
+        for (EventRow e : events) out.add(java.util.Map.of("id", e.id(), "atMs", e.atMs(), "type", e.type(), "detail", e.detail() == null ? "" : e.detail()));
+        Json.send(ctx, 200, java.util.Map.of("jobId", row.id(), "events", out));
+    }
+
+    private void logs(Context ctx) {
+        Principal p = Requests.require(ctx, "read jobs", Role.ADMIN, Role.MEMBER);
+        JobRow row = visible(ctx, p);
+        long after = Requests.queryLong(ctx, "after", 0, 0, Long.MAX_VALUE);
+        int limit = (int) Requests.queryLong(ctx, "limit", 1000, 1, 10_000);
+        List<LogRow> lines = store.logs(row.id(), after, limit);
+        ObjectNode out = Json.MAPPER.createObjectNode();
+        out.put("jobId", row.id());
+        ArrayNode arr = out.putArray("lines");
+        for (LogRow l : lines) arr.addObject().put("id", l.id()).put("atMs", l.atMs()).put("line", l.line());
+        out.put("next", lines.isEmpty() ? after : lines.getLast().id());
+        Json.send(ctx, 200, out);
+    }
+
+}

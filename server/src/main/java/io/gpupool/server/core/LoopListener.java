@@ -1,0 +1,19 @@
+package io.gpupool.server.core;
+
+/** What the engine loop reports for metrics. Called on the loop thread: keep it cheap. */
+public interface LoopListener {
+    void round(long nanos, int started, int preempted);
+
+    void submitted(String tenant);
+
+    void rejected(String tenant);
+
+    void finished(String tenant, String state);
+
+    LoopListener NONE = new LoopListener() {
+        @Override public void round(long nanos, int started, int preempted) {}
+        @Override public void submitted(String tenant) {}
+        @Override public void rejected(String tenant) {}
+        @Override public void finished(String tenant, String state) {}
+    };
+}

@@ -1,0 +1,98 @@
+package io.gpupool.server.core;
+
+import io.gpupool.engine.JobState;
+import io.gpupool.engine.Scheduler;
+import io.gpupool.engine.TenantLedger;
+import io.gpupool.engine.state.GpuGrant;
+import io.gpupool.engine.state.NodeState;
+import io.gpupool.model.GpuDevice;
+import io.gpupool.store.NodeRow;
+import io.gpupool.store.TenantRow;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** Builds a {@link PoolSnapshot} from the engine's state; runs on the engine loop thread. */
+final class SnapshotBuilder {
+    private final Scheduler engine;
+    private final Map<String, ActiveJob> active;
+    private final Map<String, TenantRow> tenants;
+    private final Map<String, NodeRow> nodes;
+    private final GpuTelemetry telemetry;
+    private final SchedulerSettings settings;
+
+    SnapshotBuilder(Scheduler engine, Map<String, ActiveJob> active, Map<String, TenantRow> tenants, Map<String, NodeRow> nodes,
+                    GpuTelemetry telemetry, SchedulerSettings settings) {
+        this.engine = engine;
+        this.active = active;
+        this.tenants = tenants;
+        this.nodes = nodes;
+        this.telemetry = telemetry;
+        this.settings = settings;
+    }
+
+    PoolSnapshot build(long now, int queueLimit) {
+        // tasks per GPU from the running jobs' grants
+        Map<Long, List<PoolSnapshot.TaskView>> tasks = new HashMap<>();
+        Map<String, int[]> counts = new TreeMap<>(); // tenant -> {pending, running}
+        for (JobState j : engine.runningJobs()) {
+            ActiveJob a = active.get(j.id());
+            counts.computeIfAbsent(j.spec().tenant(), k -> new int[2])[1]++;
+            for (GpuGrant g : j.allocation().grants()) {
+                tasks.computeIfAbsent(((long) g.node() << 16) | g.gpu(), k -> new ArrayList<>())
+                        .add(new PoolSnapshot.TaskView(j.id(), j.spec().tenant(), a != null ? a.request.name() : "", g.milli(), g.memoryMib()));
+            }
+        }
+        List<PoolSnapshot.NodeView> nodeViews = new ArrayList<>();
+        double utilSum = 0;
+        int utilCount = 0;
+        int gpus = 0;
+        for (NodeState n : engine.cluster().nodes()) {
+            List<PoolSnapshot.GpuView> gv = new ArrayList<>();
+            for (GpuDevice d : n.spec().gpus()) {
+                int g = d.index();
+                GpuTelemetry.Sample s = telemetry.get(n.name(), g);
+                if (s != null) {
+                    utilSum += s.utilPercent() / 100.0;
+                    utilCount++;
+                }
+                gv.add(new PoolSnapshot.GpuView(g, d.uuid(), n.healthy(g), 1000 - n.freeMilli(g), n.memoryCapacityMib() - n.freeMemoryMib(g),
+                        n.model().memoryMib(), tasks.getOrDefault(((long) n.id() << 16) | g, List.of()), s));
+                gpus++;
+            }
+            NodeRow row = nodes.get(n.name());
+            nodeViews.add(new PoolSnapshot.NodeView(n.name(), n.model().id(), n.model().productName(), n.cordoned(),
+                    row != null ? row.source() : "", gv));
+        }
+        List<PoolSnapshot.QueuedJob> queue = new ArrayList<>();
+        for (JobState j : engine.pendingJobs()) {
+            counts.computeIfAbsent(j.spec().tenant(), k -> new int[2])[0]++;
+            if (queue.size() < queueLimit) {
+                ActiveJob a = active.get(j.id());
+                JobRequest r = a.request;
+                queue.add(new PoolSnapshot.QueuedJob(j.id(), j.spec().tenant(), r.name(), r.numGpus(), r.gpuMilli(), r.gpuMemMib(),
+                        r.priority(), a.row.submittedMs(), j.waitReason()));
+            }
+        }
+        TenantLedger ledger = engine.ledger();
+        double totalGpus = engine.cluster().totalMilli() / 1000.0;
+        double weightWithWork = 0;
+        for (TenantRow t : tenants.values()) if (counts.containsKey(t.name())) weightWithWork += t.weight();
+        List<PoolSnapshot.TenantShare> shares = new ArrayList<>();
+        for (TenantRow t : tenants.values()) {
+            int[] c = counts.getOrDefault(t.name(), new int[2]);
+            double held = ledger.account(t.name()).gpus();
+            double entitlement = weightWithWork > 0 && counts.containsKey(t.name()) ? t.weight() / weightWithWork : 0;
+            shares.add(new PoolSnapshot.TenantShare(t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus(), held,
+                    totalGpus > 0 ? held / totalGpus : 0, entitlement, c[0], c[1]));
+        }
+        double used = engine.cluster().usedMilli() / 1000.0;
+        PoolSnapshot.Totals totals = new PoolSnapshot.Totals(engine.cluster().nodeCount(), gpus, used,
+                totalGpus > 0 ? used / totalGpus : 0, utilCount > 0 ? utilSum / utilCount : null);
+        return new PoolSnapshot(now, settings.policy(), settings.placement(), nodeViews, queue, engine.pendingJobs().size(),
+                engine.runningJobs().size(), shares, totals);
+    }
+}

@@ -1,0 +1,143 @@
+package io.gpupool.server;
+
+import io.gpupool.server.TestServer.Reply;
+import io.gpupool.server.api.RouteTable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static io.gpupool.server.TestServer.ADMIN;
+import static io.gpupool.server.TestServer.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Who may do what: 401 without a token, tenants kept apart, agents kept to the node-facing calls, rate limits. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AccessTest {
+    @TempDir static Path dir;
+    TestServer s;
+    String alice;   // member of tenant "a"
+    String bob;     // member of tenant "b"
+    String agent;
+    String bobsJob;
+
+    @BeforeAll
+    void start() {
+        s = TestServer.start(TestServer.options(dir).withRateLimit(20));
+        alice = s.tenantWithToken("a", 1);
+        bob = s.tenantWithToken("b", 1);
+        agent = s.post("/api/v1/agent-tokens", ADMIN, Map.of("label", "rack-1")).text("token");
+        bobsJob = s.post("/api/v1/jobs", bob, Map.of("name", "secret-b", "numGpus", 1, "command", List.of("b.sh"))).text("id");
+    }
+
+    @AfterAll
+    void stop() {
+        s.close();
+    }
+
+    private static String concrete(String path) {
+        return path.replace("{id}", "j1").replace("{name}", "a");
+    }
+
+    @Test
+    void every_api_route_answers_401_without_a_valid_token() {
+        List<String> checked = new ArrayList<>();
+        for (RouteTable.Route r : s.server.api().routes().all()) {
+            if (!r.path().startsWith("/api/")) continue;
+            for (String token : new String[] {null, "gp_nope_nope", ""}) {
+                Reply reply = s.call(r.method().toUpperCase(), concrete(r.path()), token, r.method().equals("get") || r.method().equals("delete") ? null : "{}", Map.of());
+                assertThat(reply.status()).as("%s %s with token %s", r.method(), r.path(), token).isEqualTo(401);
+                assertThat(reply.text("field")).isEqualTo("Authorization");
+                assertThat(reply.raw().headers().firstValue("WWW-Authenticate")).isPresent();
+            }
+            checked.add(r.path());
+        }
+        assertThat(checked).hasSizeGreaterThan(20);
+    }
+
+    @Test
+    void a_member_neither_sees_nor_cancels_another_tenants_job() {
+        String mine = s.post("/api/v1/jobs", alice, Map.of("numGpus", 1, "command", List.of("a.sh"))).text("id");
+        for (String path : List.of("/api/v1/jobs/" + bobsJob, "/api/v1/jobs/" + bobsJob + "/events", "/api/v1/jobs/" + bobsJob + "/logs")) {
+            Reply r = s.get(path, alice);
+            assertThat(r.status()).as(path).isEqualTo(404);
+            assertThat(r.raw().body()).doesNotContain("secret-b");
+        }
+        assertThat(s.delete("/api/v1/jobs/" + bobsJob, alice).status()).isEqualTo(404);
+        assertThat(s.get("/api/v1/jobs/" + bobsJob, bob).text("state")).isIn("PENDING", "RUNNING");
+        assertThat(s.get("/api/v1/jobs", alice).body().path("jobs").findValuesAsText("id")).containsExactly(mine);
+        assertThat(s.get("/api/v1/jobs?tenant=b", alice).status()).isEqualTo(403);
+        Reply forB = s.post("/api/v1/jobs", alice, Map.of("tenant", "b", "numGpus", 1, "command", List.of("x")));
+        assertThat(forB.status()).isEqualTo(403);
+        // the pool view shows other tenants' GPU use, never their job ids or names
+        eventually("bob's job shows in the pool", () -> s.get("/api/v1/pool", ADMIN).raw().body().contains(bobsJob));
+        String pool = s.get("/api/v1/pool", alice).raw().body();
+        assertThat(pool).doesNotContain(bobsJob).doesNotContain("secret-b").contains("\"tenant\":\"b\"");
+        assertThat(s.get("/api/v1/jobs/" + bobsJob, ADMIN).status()).isEqualTo(200);
+        s.delete("/api/v1/jobs/" + mine, alice);
+    }
+
+    @Test
+    void agent_tokens_cannot_submit_read_jobs_or_administer() {
+        Reply submit = s.post("/api/v1/jobs", agent, Map.of("tenant", "a", "numGpus", 1, "command", List.of("x")));
+        assertThat(submit.status()).isEqualTo(403);
+        assertThat(submit.text("rule")).contains("agent tokens cannot submit jobs");
+        assertThat(s.get("/api/v1/jobs/" + bobsJob, agent).status()).isEqualTo(403);
+        assertThat(s.get("/api/v1/jobs", agent).status()).isEqualTo(403);
+        assertThat(s.delete("/api/v1/jobs/" + bobsJob, agent).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/tenants", agent, Map.of("name", "evil")).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/agent-tokens", agent, Map.of()).status()).isEqualTo(403);
+        assertThat(s.call("PUT", "/api/v1/config", agent, Map.of("policy", "fcfs"), Map.of()).status()).isEqualTo(403);
+        assertThat(s.get("/api/v1/nodes", agent).status()).isEqualTo(200);
+    }
+
+    @Test
+    void members_cannot_administer_or_act_as_agents() {
+        assertThat(s.post("/api/v1/tenants", alice, Map.of("name", "mine")).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/tenants/a/tokens", alice, Map.of()).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/nodes/a100-80gb-0000/drain", alice, null).status()).isEqualTo(403);
+        assertThat(s.call("PUT", "/api/v1/config", alice, Map.of("policy", "fcfs"), Map.of()).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/agents/register", alice, Map.of("name", "x", "gpus", List.of())).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/jobs/" + bobsJob + "/status", alice, Map.of("state", "SUCCEEDED")).status()).isEqualTo(403);
+        assertThat(s.get("/api/v1/whoami", alice).body().path("tenant").asText()).isEqualTo("a");
+    }
+
+    @Test
+    void tokens_are_stored_only_as_hashes() throws Exception {
+        String issued = s.post("/api/v1/tenants/a/tokens", ADMIN, Map.of("label", "hash-check")).text("token");
+        List<String> stored = new ArrayList<>();
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("gpupool.db"));
+             ResultSet rs = c.createStatement().executeQuery("SELECT hash, id, label FROM tokens")) {
+            while (rs.next()) stored.add(rs.getString(1) + " " + rs.getString(2) + " " + rs.getString(3));
+        }
+        assertThat(stored).isNotEmpty().noneMatch(row -> row.contains(issued) || row.contains(ADMIN) || row.contains(alice));
+        assertThat(stored).anyMatch(row -> row.startsWith(io.gpupool.server.auth.Tokens.hash(issued)));
+        byte[] file = Files.readAllBytes(dir.resolve("gpupool.db"));
+        assertThat(new String(file, java.nio.charset.StandardCharsets.ISO_8859_1)).doesNotContain(issued);
+    }
+
+    @Test
+    void a_token_over_its_rate_limit_gets_429_and_others_are_not_affected() {
+        String greedy = s.post("/api/v1/tenants/a/tokens", ADMIN, Map.of("label", "greedy")).text("token");
+        int limited = 0;
+        for (int i = 0; i < 80; i++) {
+            Reply r = s.get("/api/v1/whoami", greedy);
+            if (r.status() == 429) {
+                limited++;
+                assertThat(r.raw().headers().firstValue("Retry-After")).isPresent();
+            }
+        }
+        assertThat(limited).isGreaterThan(0);
+        assertThat(s.get("/api/v1/whoami", bob).status()).isEqualTo(200);
+    }
+}

@@ -1,0 +1,285 @@
+package io.gpupool.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.server.TestServer.Reply;
+import io.gpupool.server.api.RouteTable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static io.gpupool.server.TestServer.ADMIN;
+import static io.gpupool.server.TestServer.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The REST API end to end against a real server on loopback with the embedded store. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ApiTest {
+    @TempDir static Path dir;
+    TestServer s;
+    String agent;
+
+    @BeforeAll
+    void start() {
+        s = TestServer.start(TestServer.options(dir));
+        agent = s.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
+    }
+
+    @AfterAll
+    void stop() {
+        s.close();
+    }
+
+    private static Map<String, Object> job(int gpus, Object... more) {
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("name", "t");
+        m.put("numGpus", gpus);
+        m.put("command", List.of("python", "train.py"));
+        for (int i = 0; i < more.length; i += 2) m.put((String) more[i], more[i + 1]);
+        return m;
+    }
+
+    private String state(String id, String token) {
+        return s.get("/api/v1/jobs/" + id, token).text("state");
+    }
+
+    @Test
+    void a_job_is_acknowledged_durable_runs_on_gpus_and_finishes_when_its_agent_reports() {
+        String t = s.tenantWithToken("life", 1);
+        Reply r = s.post("/api/v1/jobs", t, job(1, "gpuMilli", 500, "gpuMemMib", 20000, "gpuTypes", List.of("a100-80gb"), "env", Map.of("K", "V")));
+        assertThat(r.status()).isEqualTo(201);
+        assertThat(r.text("state")).isEqualTo("PENDING");
+        assertThat(r.text("tenant")).isEqualTo("life");
+        assertThat(r.body().path("gpuTypes").get(0).asText()).isEqualTo("A100-80GB");
+        String id = r.text("id");
+        // acknowledged means committed: the store has it
+        assertThat(s.server.store().job(id)).isPresent();
+
+        eventually("it runs", () -> state(id, t).equals("RUNNING"));
+        JsonNode running = s.get("/api/v1/jobs/" + id, t).body();
+        assertThat(running.path("allocation")).hasSize(1);
+        assertThat(running.path("allocation").get(0).path("milli").asInt()).isEqualTo(500);
+        assertThat(running.path("allocation").get(0).path("memoryMib").asLong()).isEqualTo(20000);
+        assertThat(running.path("allocation").get(0).path("node").asText()).startsWith("a100-80gb-");
+        assertThat(s.server.store().allocation(id)).hasSize(1);
+
+        Reply done = s.post("/api/v1/jobs/" + id + "/status", agent, Map.of("state", "SUCCEEDED", "exitCode", 0));
+        assertThat(done.status()).isEqualTo(200);
+        assertThat(state(id, t)).isEqualTo("SUCCEEDED");
+        assertThat(s.server.store().allocation(id)).isEmpty();
+        assertThat(s.get("/api/v1/jobs/" + id + "/events", t).body().path("events").findValuesAsText("type"))
+                .containsExactly("SUBMITTED", "STARTED", "SUCCEEDED");
+        assertThat(s.post("/api/v1/jobs/" + id + "/status", agent, Map.of("state", "FAILED")).status()).isEqualTo(409);
+    }
+
+    @Test
+    void a_retried_submission_with_the_same_idempotency_key_returns_the_same_job() {
+        String t = s.tenantWithToken("idem", 1);
+        Map<String, String> key = Map.of("Idempotency-Key", "retry-1");
+        Reply first = s.call("POST", "/api/v1/jobs", t, job(1), key);
+        Reply again = s.call("POST", "/api/v1/jobs", t, job(1), key);
+        assertThat(first.status()).isEqualTo(201);
+        assertThat(again.status()).isEqualTo(200);
+        assertThat(again.text("id")).isEqualTo(first.text("id"));
+        Reply other = s.call("POST", "/api/v1/jobs", t, job(2), key);
+        assertThat(other.status()).isEqualTo(409);
+        assertThat(other.text("field")).isEqualTo("Idempotency-Key");
+        assertThat(s.get("/api/v1/jobs?tenant=idem", ADMIN).body().path("jobs")).hasSize(1);
+    }
+
+    @Test
+    void a_job_that_does_not_fit_waits_with_its_reason_and_can_be_cancelled() {
+        String t = s.tenantWithToken("waiter", 1);
+        String big = s.post("/api/v1/jobs", t, job(4, "gpuTypes", List.of("T4"))).text("id");
+        String second = s.post("/api/v1/jobs", t, job(4, "gpuTypes", List.of("T4"))).text("id");
+        eventually("the first runs", () -> state(big, t).equals("RUNNING"));
+        eventually("the second has a reason", () -> s.get("/api/v1/jobs/" + second, t).text("waitReason").startsWith("waits"));
+        assertThat(s.get("/api/v1/jobs/" + second, t).text("state")).isEqualTo("PENDING");
+        eventually("the pool's queue shows it", () -> s.get("/api/v1/pool", t).body().path("queue").findValuesAsText("id").contains(second));
+
+        Reply c = s.delete("/api/v1/jobs/" + second, t);
+        assertThat(c.status()).isEqualTo(200);
+        assertThat(c.text("state")).isEqualTo("CANCELLED");
+        assertThat(s.delete("/api/v1/jobs/" + second, t).status()).isEqualTo(409);
+        assertThat(s.delete("/api/v1/jobs/" + big, t).text("state")).isEqualTo("CANCELLED");
+        assertThat(s.server.store().allocation(big)).isEmpty();
+    }
+
+    @Test
+    void bad_requests_get_4xx_naming_the_field_and_rule_and_change_nothing() {
+        String t = s.tenantWithToken("bad", 1);
+        record Case(Object body, int status, String field) {}
+        List<Case> cases = List.of(
+                new Case(job(64, "gpuTypes", List.of("T4")), 422, "numGpus"),
+                new Case(job(1, "gpuTypes", List.of("Z80")), 422, "gpuTypes[0]"),
+                new Case(Map.of("numGpus", 1), 422, "command"),
+                new Case(job(1, "command", List.of()), 422, "command"),
+                new Case(Map.of("numGpus", "two", "command", List.of("x")), 400, "numGpus"),
+                new Case(Map.of("numGpus", 1.5, "command", List.of("x")), 400, "numGpus"),
+                new Case(job(0), 422, "numGpus"),
+                new Case(job(2, "gpuMilli", 500), 422, "gpuMilli"),
+                new Case(job(1, "gpuMilli", 1001), 422, "gpuMilli"),
+                new Case(job(1, "nmae", "typo"), 400, "nmae"),
+                new Case(job(1, "env", Map.of("1BAD", "x")), 422, "env.1BAD"),
+                new Case(job(1, "tenant", "other"), 403, null),
+                new Case("{\"numGpus\": 1,", 400, "body"),
+                new Case("[1,2]", 400, "body"),
+                new Case("", 400, "body"));
+        for (Case c : cases) {
+            Reply r = s.post("/api/v1/jobs", t, c.body());
+            assertThat(r.status()).as("%s", c.body()).isEqualTo(c.status());
+            assertThat(r.body().path("field").isNull() ? null : r.text("field")).as("%s", c.body()).isEqualTo(c.field());
+            assertThat(r.text("rule")).isNotBlank();
+        }
+        Reply wrongType = s.call("POST", "/api/v1/jobs", t, "numGpus=1", Map.of("Content-Type", "text/plain"));
+        assertThat(wrongType.status()).isEqualTo(415);
+        Reply huge = s.post("/api/v1/jobs", t, job(1, "name", "x".repeat(100_000)));
+        assertThat(huge.status()).isEqualTo(413);
+        assertThat(s.get("/api/v1/jobs?tenant=bad", ADMIN).body().path("jobs")).isEmpty();
+        assertThat(s.get("/api/v1/jobs?limit=0", ADMIN).status()).isEqualTo(422);
+        assertThat(s.get("/api/v1/jobs?cursor=abc", ADMIN).status()).isEqualTo(400);
+        assertThat(s.get("/api/v1/jobs?state=DONE", ADMIN).text("field")).isEqualTo("state");
+        assertThat(s.get("/api/v1/nope", ADMIN).status()).isEqualTo(404);
+        assertThat(s.call("PATCH", "/api/v1/jobs", ADMIN, null, Map.of()).status()).isEqualTo(405);
+    }
+
+    @Test
+    void jobs_are_listed_in_pages_by_tenant_and_state() {
+        String t = s.tenantWithToken("pages", 1);
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 7; i++) ids.add(s.post("/api/v1/jobs", t, job(8, "priority", i)).text("id"));
+        s.delete("/api/v1/jobs/" + ids.get(6), t);
+        Reply p1 = s.get("/api/v1/jobs?limit=3", t);
+        assertThat(p1.body().path("jobs").findValuesAsText("id")).containsExactlyElementsOf(ids.subList(0, 3));
+        Reply p2 = s.get("/api/v1/jobs?limit=3&cursor=" + p1.text("nextCursor"), t);
+        assertThat(p2.body().path("jobs").findValuesAsText("id")).containsExactlyElementsOf(ids.subList(3, 6));
+        assertThat(s.get("/api/v1/jobs?state=cancelled", t).body().path("jobs").findValuesAsText("id")).containsExactly(ids.get(6));
+        ids.subList(0, 6).forEach(id -> s.delete("/api/v1/jobs/" + id, t));
+    }
+
+    @Test
+    void an_agent_registers_its_node_reads_assignments_and_its_telemetry_becomes_dcgm_metrics() {
+        Map<String, Object> node = Map.of("name", "agent-node-1", "gpus", List.of(
+                Map.of("index", 0, "uuid", "GPU-aaaa-0", "model", "NVIDIA H100 80GB HBM3"),
+                Map.of("index", 1, "uuid", "GPU-aaaa-1", "model", "H100-80GB")));
+        assertThat(s.post("/api/v1/agents/register", agent, node).status()).isEqualTo(200);
+        assertThat(s.post("/api/v1/agents/register", agent, node).status()).isEqualTo(200); // again: no-op
+        Map<String, Object> other = Map.of("name", "agent-node-1", "gpus", List.of(Map.of("index", 0, "uuid", "GPU-x", "model", "T4")));
+        assertThat(s.post("/api/v1/agents/register", agent, other).status()).isEqualTo(409);
+
+        String t = s.tenantWithToken("h100", 1);
+        String id = s.post("/api/v1/jobs", t, job(2, "gpuTypes", List.of("H100-80GB"))).text("id");
+        eventually("the job is assigned to the agent's node", () -> s.get("/api/v1/nodes/agent-node-1/assignments", agent)
+                .body().path("assignments").findValuesAsText("jobId").contains(id));
+        JsonNode a = s.get("/api/v1/nodes/agent-node-1/assignments", agent).body().path("assignments").get(0);
+        assertThat(a.path("command").get(0).asText()).isEqualTo("python");
+        assertThat(a.path("grants").findValuesAsText("uuid")).containsExactlyInAnyOrder("GPU-aaaa-0", "GPU-aaaa-1");
+
+        Reply tel = s.call("PUT", "/api/v1/nodes/agent-node-1/telemetry", agent, Map.of("gpus", List.of(
+                Map.of("index", 0, "utilPercent", 87.5, "fbUsedMib", 70000, "fbFreeMib", 11920, "powerWatts", 612.0, "tempC", 71.0))), Map.of());
+        assertThat(tel.status()).isEqualTo(200);
+        assertThat(s.call("PUT", "/api/v1/nodes/agent-node-1/telemetry", agent, Map.of("gpus", List.of(Map.of("index", 5))), Map.of()).status()).isEqualTo(422);
+        eventually("metrics show the GPU", () -> s.get("/metrics", null).raw().body().contains("Hostname=\"agent-node-1\""));
+        String metrics = s.get("/metrics", null).raw().body();
+        assertThat(metrics).containsPattern("DCGM_FI_DEV_GPU_UTIL\\{Hostname=\"agent-node-1\",UUID=\"GPU-aaaa-0\",device=\"nvidia0\",gpu=\"0\",modelName=\"[^\"]+\"} 87.5");
+        assertThat(metrics).contains("DCGM_FI_DEV_FB_USED{Hostname=\"agent-node-1\",UUID=\"GPU-aaaa-0\"");
+        assertThat(metrics).contains("DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_FREE");
+        assertThat(metrics).contains("gpupool_scheduler_round_seconds_bucket", "gpupool_scheduler_decisions_total{outcome=\"started\"}",
+                "gpupool_queue_length{tenant=\"h100\"}", "gpupool_gpus_allocated{model=\"H100-80GB\"} 2.0");
+        s.post("/api/v1/jobs/" + id + "/logs", agent, Map.of("lines", List.of("epoch 1", "epoch 2")));
+        assertThat(s.get("/api/v1/jobs/" + id + "/logs", t).body().path("lines").findValuesAsText("line")).containsExactly("epoch 1", "epoch 2");
+        s.delete("/api/v1/jobs/" + id, t);
+    }
+
+    @Test
+    void draining_a_node_requeues_its_jobs_and_cordoning_keeps_new_work_away() {
+        String t = s.tenantWithToken("drain", 1);
+        String id = s.post("/api/v1/jobs", t, job(1, "gpuTypes", List.of("T4"))).text("id");
+        eventually("runs on the T4 node", () -> state(id, t).equals("RUNNING"));
+        Reply d = s.post("/api/v1/nodes/t4-0000/drain", ADMIN, null);
+        assertThat(d.status()).isEqualTo(200);
+        assertThat(d.body().path("requeued").toString()).contains(id);
+        eventually("it waits", () -> state(id, t).equals("PENDING"));
+        assertThat(s.get("/api/v1/jobs/" + id, t).body().path("preemptions").asInt()).isEqualTo(1);
+        eventually("the node shows as cordoned", () -> s.get("/api/v1/nodes", t).body().path("nodes").toString().contains("\"cordoned\":true"));
+        assertThat(s.post("/api/v1/nodes/t4-0000/uncordon", ADMIN, null).status()).isEqualTo(200);
+        eventually("runs again", () -> state(id, t).equals("RUNNING"));
+        assertThat(s.post("/api/v1/nodes/nope/cordon", ADMIN, null).status()).isEqualTo(404);
+        s.delete("/api/v1/jobs/" + id, t);
+    }
+
+    @Test
+    void the_scheduler_configuration_is_validated_and_applied_without_restart() {
+        Reply bad = s.call("PUT", "/api/v1/config", ADMIN, Map.of("policy", "lottery"), Map.of());
+        assertThat(bad.status()).isEqualTo(422);
+        assertThat(bad.text("field")).isEqualTo("policy");
+        assertThat(s.call("PUT", "/api/v1/config", ADMIN, Map.of("placement", "binpack:x"), Map.of()).text("field")).isEqualTo("placement");
+        Reply ok = s.call("PUT", "/api/v1/config", ADMIN, Map.of("policy", "fcfs-backfill", "placement", "spread"), Map.of());
+        assertThat(ok.status()).isEqualTo(200);
+        assertThat(s.get("/api/v1/config", ADMIN).text("policy")).isEqualTo("fcfs-backfill");
+        eventually("snapshot shows it", () -> s.get("/api/v1/pool", ADMIN).text("policy").equals("fcfs-backfill"));
+        s.call("PUT", "/api/v1/config", ADMIN, Map.of("policy", "fair-share", "placement", "binpack,topology"), Map.of());
+        assertThat(s.call("PUT", "/api/v1/tenants/nope", ADMIN, Map.of("weight", 2), Map.of()).status()).isEqualTo(404);
+        assertThat(s.post("/api/v1/tenants", ADMIN, Map.of("name", "Bad Name")).text("field")).isEqualTo("name");
+    }
+
+    @Test
+    void the_event_stream_delivers_committed_job_changes() throws Exception {
+        String t = s.tenantWithToken("sse", 1);
+        HttpClient http = HttpClient.newHttpClient();
+        HttpRequest req = HttpRequest.newBuilder(URI.create(s.base + "/api/v1/events")).header("Authorization", "Bearer " + t)
+                .header("Accept", "text/event-stream").build();
+        HttpResponse<InputStream> resp = http.send(req, HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(resp.statusCode()).isEqualTo(200);
+        assertThat(resp.headers().firstValue("Content-Type").orElse("")).startsWith("text/event-stream");
+        CompletableFuture<String> seen = CompletableFuture.supplyAsync(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(resp.body(), StandardCharsets.UTF_8))) {
+                String line;
+                String event = null;
+                while ((line = r.readLine()) != null) {
+                    if (line.startsWith("event:")) event = line.substring(6).trim();
+                    if (line.startsWith("data:") && "job".equals(event) && line.contains("\"SUBMITTED\"")) return line;
+                }
+                return null;
+            } catch (Exception e) {
+                return null;
+            }
+        });
+        String id = s.post("/api/v1/jobs", t, job(1)).text("id");
+        assertThat(seen.get(10, TimeUnit.SECONDS)).contains("\"jobId\":\"" + id + "\"");
+        s.delete("/api/v1/jobs/" + id, t);
+    }
+
+    @Test
+    void every_route_is_in_the_openapi_document_and_health_endpoints_answer() {
+        JsonNode doc = s.get("/openapi.json", null).body();
+        assertThat(doc.path("openapi").asText()).startsWith("3.");
+        Set<String> documented = new HashSet<>();
+        doc.path("paths").fields().forEachRemaining(p -> p.getValue().fieldNames().forEachRemaining(m -> documented.add(m + " " + p.getKey())));
+        Set<String> served = new HashSet<>();
+        for (RouteTable.Route r : s.server.api().routes().all()) served.add(r.method() + " " + r.path());
+        assertThat(documented).isEqualTo(served);
+        assertThat(s.get("/healthz", null).status()).isEqualTo(200);
+        assertThat(s.get("/readyz", null).status()).isEqualTo(200);
+        assertThat(s.get("/", null).raw().body()).contains("<title>gpupool</title>");
+    }
+
+}

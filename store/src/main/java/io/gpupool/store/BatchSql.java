@@ -1,0 +1,177 @@
+package io.gpupool.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Turns a batch of {@link Write}s into as few JDBC batches as possible inside the caller's transaction.
+ * Writes are absolute, so for each job only its last state and last allocation are written; new jobs are
+ * inserted before any update (an update always follows its insert in the batch's order).
+ */
+final class BatchSql {
+    private BatchSql() {}
+
+    static void apply(Connection c, List<Write> writes) throws SQLException {
+        List<JobRow> inserts = new ArrayList<>();
+        Map<String, JobRow> updates = new LinkedHashMap<>();
+        Map<String, List<GrantRow>> allocations = new LinkedHashMap<>();
+        List<EventRow> events = new ArrayList<>();
+        List<LogRow> logs = new ArrayList<>();
+        List<Write> other = new ArrayList<>();
+        for (Write w : writes) {
+            switch (w) {
+                case Write.InsertJob i -> inserts.add(i.job());
+                case Write.UpdateJob u -> updates.put(u.job().id(), u.job());
+                case Write.SetAllocation a -> allocations.put(a.jobId(), a.grants());
+                case Write.InsertEvent e -> events.add(e.event());
+                case Write.AppendLog l -> logs.add(l.line());
+                default -> other.add(w);
+            }
+        }
+        insertJobs(c, inserts);
+        updateJobs(c, updates.values());
+        setAllocations(c, allocations);
+        insertEvents(c, events);
+        insertLogs(c, logs);
+        for (Write w : other) applyOne(c, w);
+    }
+
+    private static void insertJobs(Connection c, List<JobRow> jobs) throws SQLException {
+        if (jobs.isEmpty()) return;
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO jobs (seq, id, tenant, idem_key, spec, state, submitted_ms, "
+                + "started_ms, ended_ms, preemptions, exit_code, message) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")) {
+            for (JobRow j : jobs) {
+                ps.setLong(1, j.seq());
+                ps.setString(2, j.id());
+                ps.setString(3, j.tenant());
+                ps.setString(4, j.idemKey());
+                ps.setString(5, j.spec());
+                ps.setString(6, j.state());
+                ps.setLong(7, j.submittedMs());
+                setLong(ps, 8, j.startedMs());
+                setLong(ps, 9, j.endedMs());
+                ps.setInt(10, j.preemptions());
+                setInt(ps, 11, j.exitCode());
+                ps.setString(12, j.message());
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    private static void updateJobs(Connection c, Iterable<JobRow> jobs) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE jobs SET state = ?, started_ms = ?, ended_ms = ?, preemptions = ?, "
+                + "exit_code = ?, message = ? WHERE id = ?")) {
+            int n = 0;
+            for (JobRow j : jobs) {
+                ps.setString(1, j.state());
+                setLong(ps, 2, j.startedMs());
+                setLong(ps, 3, j.endedMs());
+                ps.setInt(4, j.preemptions());
+                setInt(ps, 5, j.exitCode());
+                ps.setString(6, j.message());
+                ps.setString(7, j.id());
+                ps.addBatch();
+                n++;
+            }
+            if (n > 0) ps.executeBatch();
+        }
+    }
+
+    private static void setAllocations(Connection c, Map<String, List<GrantRow>> byJob) throws SQLException {
+        if (byJob.isEmpty()) return;
+        try (PreparedStatement del = c.prepareStatement("DELETE FROM allocations WHERE job_id = ?");
+             PreparedStatement ins = c.prepareStatement("INSERT INTO allocations (job_id, replica, node, gpu, milli, memory_mib, exclusive) "
+                     + "VALUES (?,?,?,?,?,?,?)")) {
+            int inserted = 0;
+            for (var e : byJob.entrySet()) {
+                del.setString(1, e.getKey());
+                del.addBatch();
+                for (GrantRow g : e.getValue()) {
+                    ins.setString(1, e.getKey());
+                    ins.setInt(2, g.replica());
+                    ins.setString(3, g.node());
+                    ins.setInt(4, g.gpu());
+                    ins.setInt(5, g.milli());
+                    ins.setLong(6, g.memoryMib());
+                    ins.setInt(7, g.exclusive() ? 1 : 0);
+                    ins.addBatch();
+                    inserted++;
+                }
+            }
+            del.executeBatch();
+            if (inserted > 0) ins.executeBatch();
+        }
+    }
+
+    private static void insertEvents(Connection c, List<EventRow> events) throws SQLException {
+        if (events.isEmpty()) return;
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO job_events (id, job_id, at_ms, type, detail) VALUES (?,?,?,?,?)")) {
+            for (EventRow e : events) {
+                ps.setLong(1, e.id());
+                ps.setString(2, e.jobId());
+                ps.setLong(3, e.atMs());
+                ps.setString(4, e.type());
+                ps.setString(5, e.detail());
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    private static void insertLogs(Connection c, List<LogRow> logs) throws SQLException {
+        if (logs.isEmpty()) return;
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO job_logs (id, job_id, at_ms, line) VALUES (?,?,?,?)")) {
+            for (LogRow l : logs) {
+                ps.setLong(1, l.id());
+                ps.setString(2, l.jobId());
+                ps.setLong(3, l.atMs());
+                ps.setString(4, l.line());
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    private static void applyOne(Connection c, Write w) throws SQLException {
+        switch (w) {
+            case Write.PutTenant(TenantRow t) -> update(c, "INSERT INTO tenants (name, weight, guaranteed_gpus, limit_gpus, created_ms) VALUES (?,?,?,?,?) "
+                    + "ON CONFLICT (name) DO UPDATE SET weight = excluded.weight, guaranteed_gpus = excluded.guaranteed_gpus, "
+                    + "limit_gpus = excluded.limit_gpus", t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus(), t.createdMs());
+            case Write.PutToken(TokenRow t) -> update(c, "INSERT INTO tokens (id, hash, role, tenant, label, created_ms) VALUES (?,?,?,?,?,?)",
+                    t.id(), t.hash(), t.role(), t.tenant(), t.label(), t.createdMs());
+            case Write.PutNode(NodeRow n) -> update(c, "INSERT INTO nodes (name, spec, source, cordoned, registered_ms) VALUES (?,?,?,?,?) "
+                    + "ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, source = excluded.source, cordoned = excluded.cordoned",
+                    n.name(), n.spec(), n.source(), n.cordoned() ? 1 : 0, n.registeredMs());
+            case Write.PutSetting(String name, String value) -> update(c, "INSERT INTO settings (name, value) VALUES (?,?) "
+                    + "ON CONFLICT (name) DO UPDATE SET value = excluded.value", name, value);
+            default -> throw new IllegalArgumentException("not a single write: " + w);
+        }
+    }
+
+    private static void update(Connection c, String sql, Object... args) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                if (args[i] == null) ps.setNull(i + 1, Types.VARCHAR);
+                else ps.setObject(i + 1, args[i]);
+            }
+            ps.executeUpdate();
+        }
+    }
+
+    private static void setLong(PreparedStatement ps, int i, Long v) throws SQLException {
+        if (v == null) ps.setNull(i, Types.BIGINT);
+        else ps.setLong(i, v);
+    }
+
+    private static void setInt(PreparedStatement ps, int i, Integer v) throws SQLException {
+        if (v == null) ps.setNull(i, Types.INTEGER);
+        else ps.setInt(i, v);
+    }
+}

@@ -1,0 +1,143 @@
+package io.gpupool.store;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The store's single writer. Callers hand in writes and get a future that completes once the writes are
+ * committed (durable). The writer thread takes everything queued since its last commit, up to
+ * {@link #MAX_BATCH} writes, into one transaction: under load many submissions share one fsync (group
+ * commit), which is what makes thousands of durable submissions per second possible.
+ *
+ * <p>Writes commit in the order they were handed in, and a batch commits whole or not at all, so the store
+ * always holds a prefix of the service's history. A failed commit (database down) is retried with backoff
+ * until it succeeds or the writer is closed; its futures stay open meanwhile.
+ */
+public final class GroupCommitWriter implements AutoCloseable {
+    public static final int MAX_BATCH = 4000;
+    private static final Logger LOG = LoggerFactory.getLogger(GroupCommitWriter.class);
+    private static final Work STOP = new Work(List.of(), new CompletableFuture<>());
+
+    private record Work(List<Write> writes, CompletableFuture<Void> done) {}
+
+    private final Database db;
+    private final BlockingQueue<Work> queue = new LinkedBlockingQueue<>();
+    private final Thread thread;
+    private volatile boolean closed;
+    private volatile boolean healthy = true;
+    private final AtomicLong commits = new AtomicLong();
+    private final AtomicLong written = new AtomicLong();
+    private volatile long lastCommitNanos;
+
+    public GroupCommitWriter(Database db) {
+        this.db = db;
+        this.thread = Thread.ofPlatform().name("gpupool-store-writer").daemon(true).start(this::run);
+    }
+
+    /** Queues the writes (committed together, in order, after everything queued before). */
+    public CompletableFuture<Void> submit(List<Write> writes) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        if (closed) {
+            done.completeExceptionally(new IllegalStateException("store writer is closed"));
+            return done;
+        }
+        queue.add(new Work(List.copyOf(writes), done));
+        return done;
+    }
+
+    public CompletableFuture<Void> submit(Write write) {
+        return submit(List.of(write));
+    }
+
+    /** False while commits are failing (the database is unreachable or full). */
+    public boolean healthy() { return healthy; }
+    public long commits() { return commits.get(); }
+    public long writes() { return written.get(); }
+    public int backlog() { return queue.size(); }
+    /** Duration of the last commit (apply + fsync), in nanoseconds. */
+    public long lastCommitNanos() { return lastCommitNanos; }
+
+    private void run() {
+        List<Work> batch = new ArrayList<>();
+        List<Write> writes = new ArrayList<>();
+        try {
+            while (true) {
+                Work first = queue.take();
+                if (first == STOP) break;
+                batch.add(first);
+                writes.addAll(first.writes());
+                boolean stop = false;
+                Work next;
+                while (writes.size() < MAX_BATCH && (next = queue.poll()) != null) {
+                    if (next == STOP) { stop = true; break; }
+                    batch.add(next);
+                    writes.addAll(next.writes());
+                }
+                commitWithRetry(writes);
+                for (Work w : batch) w.done().complete(null);
+                batch.clear();
+                writes.clear();
+                if (stop) break;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            IllegalStateException gone = new IllegalStateException("store writer stopped");
+            for (Work w : batch) w.done().completeExceptionally(gone);
+            Work w;
+            while ((w = queue.poll()) != null) w.done().completeExceptionally(gone);
+        }
+    }
+
+    /** One transaction on a fresh pooled connection per attempt, so a broken connection is not reused. */
+    private void commitWithRetry(List<Write> writes) throws InterruptedException {
+        long backoffMs = 50;
+        while (true) {
+            long t0 = System.nanoTime();
+            try (Connection c = db.connection()) {
+                c.setAutoCommit(false);
+                try {
+                    BatchSql.apply(c, writes);
+                    c.commit();
+                } catch (SQLException | RuntimeException e) {
+                    c.rollback();
+                    throw e;
+                }
+                lastCommitNanos = System.nanoTime() - t0;
+                commits.incrementAndGet();
+                written.addAndGet(writes.size());
+                healthy = true;
+                return;
+            } catch (SQLException | RuntimeException e) {
+                healthy = false;
+                LOG.warn("commit of {} writes failed, retrying in {} ms: {}", writes.size(), backoffMs, e.getMessage());
+                if (closed && backoffMs > 1000) throw new InterruptedException("closing with a failing store");
+                TimeUnit.MILLISECONDS.sleep(backoffMs);
+                backoffMs = Math.min(5000, backoffMs * 2);
+            }
+        }
+    }
+
+    /** Commits everything queued so far, then stops the writer thread. */
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        queue.add(STOP);
+        try {
+            thread.join(30_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

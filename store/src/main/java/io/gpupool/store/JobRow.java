@@ -1,0 +1,23 @@
+package io.gpupool.store;
+
+/**
+ * A job as the store keeps it. {@code spec} is the accepted request as JSON (the store does not read it).
+ *
+ * @param seq         arrival order, unique, assigned by the service
+ * @param startedMs   start of the current (or last) run; null when never started
+ * @param endedMs     when it reached a final state; null while active
+ * @param exitCode    the process's exit code, where an agent reported one
+ * @param message     why it failed, was cancelled or rejected (free text), else null
+ */
+public record JobRow(long seq, String id, String tenant, String idemKey, String spec, String state,
+                     long submittedMs, Long startedMs, Long endedMs, int preemptions, Integer exitCode, String message) {
+
+    /** The same job in a new state (fields the new state does not touch stay). */
+    public JobRow withState(String newState, Long started, Long ended, int preempts, Integer exit, String msg) {
+        return new JobRow(seq, id, tenant, idemKey, spec, newState, submittedMs, started, ended, preempts, exit, msg);
+    }
+
+    public boolean active() {
+        return state.equals("PENDING") || state.equals("RUNNING");
+    }
+}

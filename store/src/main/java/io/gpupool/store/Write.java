@@ -1,0 +1,34 @@
+package io.gpupool.store;
+
+import java.util.List;
+
+/**
+ * One change to the store. Writes are applied by {@link GroupCommitWriter} in the order they were handed
+ * in, many to a transaction. Every job-level write is absolute (the full new state, the full allocation),
+ * so within one batch only the last write per job and kind matters.
+ */
+public sealed interface Write {
+    record InsertJob(JobRow job) implements Write {}
+
+    /** The job's new state; the row must exist (inserted earlier, possibly in the same batch). */
+    record UpdateJob(JobRow job) implements Write {}
+
+    /** Replaces what the job holds; an empty list releases everything. */
+    record SetAllocation(String jobId, List<GrantRow> grants) implements Write {
+        public SetAllocation {
+            grants = List.copyOf(grants);
+        }
+    }
+
+    record InsertEvent(EventRow event) implements Write {}
+
+    record AppendLog(LogRow line) implements Write {}
+
+    record PutTenant(TenantRow tenant) implements Write {}
+
+    record PutToken(TokenRow token) implements Write {}
+
+    record PutNode(NodeRow node) implements Write {}
+
+    record PutSetting(String name, String value) implements Write {}
+}
