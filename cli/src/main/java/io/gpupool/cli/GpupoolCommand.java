@@ -31,6 +31,7 @@ import java.util.Properties;
                 // One line per subcommand, in the order --help lists them.
                 CatalogCommand.class,
                 SimulateCommand.class,
+                OptimizeCommand.class,
                 ServerCommand.class,
                 SubmitCommand.class,
                 StatusCommand.class,

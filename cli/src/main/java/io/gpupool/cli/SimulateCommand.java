@@ -1,6 +1,7 @@
 package io.gpupool.cli;
 
 import io.gpupool.engine.SchedulerConfig;
+import io.gpupool.engine.batch.BatchPlacers;
 import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.engine.policy.PolicyRegistry;
 import io.gpupool.model.ClusterSpec;
@@ -80,6 +81,10 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "replay (default) or inflation (FGD-style workload inflation; --trace-format openb).")
     String mode;
 
+    @Option(names = "--batch", paramLabel = "SOLVER[:OPTIONS]",
+            description = "Batch mode: each round, place the head of the queue together with this solver (greedy, ga, aco, pso, cpsat; options window=N,seconds=S,seed=N), then one by one as usual.")
+    String batch;
+
     @Option(names = "--output", defaultValue = "table", paramLabel = "FORMAT", description = "table, json or csv (default: ${DEFAULT-VALUE}).")
     String output;
 
@@ -132,6 +137,7 @@ public final class SimulateCommand implements Callable<Integer> {
                 String label = p + (policies.size() > 1 ? " (" + (i + 1) + "/" + policies.size() + ")" : "");
                 results.add(new Simulator(cs, SchedulerConfig.defaults(p).withPlacement(pc))
                         .fairnessWindowMs(windowMs)
+                        .batchPlacer(batch == null ? null : BatchPlacers.create(batch))
                         .progress((done, total) -> bar.update(label, (index + (total == 0 ? 1 : (double) done / total)) / policies.size()))
                         .run(jobs));
             }

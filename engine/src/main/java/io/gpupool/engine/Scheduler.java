@@ -1,5 +1,6 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.engine.placement.PlacementPipeline;
@@ -56,6 +57,7 @@ public final class Scheduler {
     private StandingQueue standing;     // pending jobs kept in order, for policies with a standing order
     private RuntimePredictor predictor;
     private final RuntimeOracle oracle;
+    private BatchPlacer batchPlacer;
     private final List<FilterPlugin> driverFilters = new ArrayList<>();
     private final JobState.RoundNote round = new JobState.RoundNote();
     private long seq;
@@ -98,6 +100,11 @@ public final class Scheduler {
 
     public void setPredictor(RuntimePredictor predictor) {
         this.predictor = Objects.requireNonNull(predictor);
+    }
+
+    /** Batch mode: each round first starts what the placer picks from the head of the queue; null = off. */
+    public void setBatchPlacer(BatchPlacer placer) {
+        this.batchPlacer = placer;
     }
 
     // ---- job lifecycle --------------------------------------------------------------------------
@@ -235,17 +242,18 @@ public final class Scheduler {
         round.number++;
         round.unreached = "not reached in the last round";
         PolicyContext ctx = context(nowMs);
+        List<String> started = new ArrayList<>();
+        if (batchPlacer != null) startBatch(ctx, nowMs, started);
         JobQueue queue = standing != null ? standing.round(ctx) : policy.queue(ctx, pending.values());
         try {
-            return dispatch(ctx, queue, nowMs);
+            return dispatch(ctx, queue, nowMs, started);
         } finally {
             if (standing != null) standing.endRound();
         }
     }
 
-    /** The dispatcher loop of one round over the policy's queue. */
-    private RoundResult dispatch(PolicyContext ctx, JobQueue queue, long nowMs) {
-        List<String> started = new ArrayList<>();
+    /** The dispatcher loop of one round over the policy's queue ({@code started}: what batch mode started). */
+    private RoundResult dispatch(PolicyContext ctx, JobQueue queue, long nowMs, List<String> started) {
         List<String> preempted = new ArrayList<>();
         Map<String, String> failedShapes = new HashMap<>();
         Set<String> noVictims = new HashSet<>();
@@ -485,6 +493,30 @@ public final class Scheduler {
     /** Jobs with the same key fit or fail together within a round (capacity only shrinks). */
     private static String shapeKey(JobSpec s) {
         return s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels());
+    }
+
+    /**
+     * Batch mode's first step of a round: the first admissible pending jobs in policy order go to the placer
+     * together; what it picks is bound through the pipeline's own rules and started. The usual loop follows.
+     */
+    private void startBatch(PolicyContext ctx, long nowMs, List<String> started) {
+        JobQueue head = policy.queue(ctx, pending.values());
+        List<JobState> window = new ArrayList<>();
+        for (JobState j; window.size() < batchPlacer.window() && (j = head.poll()) != null; ) {
+            if (quotaReason(j) == null && policy.admit(ctx, j) == null) window.add(j);
+        }
+        if (window.isEmpty()) return;
+        Map<String, Allocation> plan = batchPlacer.plan(new BatchPlacer.Batch(cluster, pipeline, profile,
+                window.stream().map(JobState::spec).toList()));
+        for (JobState j : window) {
+            Allocation a = plan.get(j.id());
+            if (a == null || quotaReason(j) != null) continue;
+            PlacementResult r = pipeline.placeGiven(cycle(j, null), a, true);
+            if (r.ok()) {
+                start(j, r.allocation(), nowMs);
+                started.add(j.id());
+            }
+        }
     }
 
     /**

@@ -7,6 +7,7 @@ import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.SubmitResult;
 import io.gpupool.engine.policy.RuntimePredictor;
 import io.gpupool.engine.state.GpuGrant;
+import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.JobSpec;
 import io.gpupool.sim.metrics.JobOutcome;
@@ -53,6 +54,7 @@ public final class Simulator {
     private Consumer<JobOutcome> onJobDone = o -> {};
     private Progress progress = (d, t) -> {};
     private Supplier<? extends RuntimePredictor> predictor;
+    private BatchPlacer batchPlacer;
 
     public Simulator(ClusterSpec cluster, SchedulerConfig config) {
         this.cluster = cluster;
@@ -82,6 +84,12 @@ public final class Simulator {
         return this;
     }
 
+    /** Batch mode: each round the placer starts a batch from the head of the queue first (null = off). */
+    public Simulator batchPlacer(BatchPlacer placer) {
+        this.batchPlacer = placer;
+        return this;
+    }
+
     /** A job the replay is tracking: what it really runs for, and the nodes of its current run. */
     private static final class Active {
         final TraceJob job;
@@ -102,6 +110,7 @@ public final class Simulator {
         Map<String, Active> active = new HashMap<>();
         Scheduler scheduler = new Scheduler(cluster, config, id -> active.get(id).job.durationMs());
         if (predictor != null) scheduler.setPredictor(predictor.get());
+        scheduler.setBatchPlacer(batchPlacer);
         SimulationRecorder rec = new SimulationRecorder(scheduler.cluster(), config.tenants(), fairnessWindowMs);
         PriorityQueue<Completion> completions = new PriorityQueue<>(
                 Comparator.comparingLong(Completion::atMs).thenComparingLong(Completion::seq));
@@ -179,7 +188,7 @@ public final class Simulator {
             if (unfinished.size() < 20) unfinished.put(j.id(), "never started: " + j.waitReason());
         }
         progress.update(total, total);
-        return rec.finish(config.policy(), config.placement().label(), trace.label(), scheduler.pendingJobs().size(), unfinished,
+        return rec.finish(config.policy() + (batchPlacer == null ? "" : "+batch:" + batchPlacer.name()), config.placement().label(), trace.label(), scheduler.pendingJobs().size(), unfinished,
                 preemptions, rounds);
     }
 

@@ -1,5 +1,6 @@
 package io.gpupool.engine.placement;
 
+import io.gpupool.engine.placement.plugins.GivenGpus;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
@@ -105,6 +106,48 @@ public final class PlacementPipeline {
                 cluster.rollback(mark);
                 cycle.gangNodes.clear();
                 return PlacementResult.failed("node " + n.name() + " cannot hold " + demand + ": " + (why != null ? why : noGpuReason(demand)));
+            }
+            replicas.add(grant(cycle, demand, n, gpus));
+        }
+        if (bind) cluster.commit(mark);
+        else cluster.rollback(mark);
+        cycle.gangNodes.clear();
+        return PlacementResult.placed(new Allocation(job.id(), replicas));
+    }
+
+    /**
+     * Places the job exactly where {@code proposed} says (a batch optimizer's answer): every replica's node
+     * must pass the filters and its GPUs the GPU rule ({@link GivenGpus}). The grants are rebuilt here, so
+     * compute and memory are what {@link #place} would grant. With {@code bind} they stay applied; on any
+     * failure nothing is.
+     */
+    public PlacementResult placeGiven(CycleState cycle, Allocation proposed, boolean bind) {
+        ClusterState cluster = cycle.cluster();
+        JobSpec job = cycle.job();
+        ReplicaDemand demand = ReplicaDemand.of(job);
+        int count = job.shape().replicas();
+        if (proposed.replicas().size() != count) {
+            return PlacementResult.failed("job " + job.id() + " has " + count + " replicas, the placement gives " + proposed.replicas().size());
+        }
+        int mark = cluster.checkpoint();
+        List<List<GpuGrant>> replicas = new ArrayList<>(count);
+        for (int r = 0; r < count; r++) {
+            List<GpuGrant> given = proposed.replicas().get(r);
+            NodeState n = given.isEmpty() || given.getFirst().node() < 0 || given.getFirst().node() >= cluster.nodeCount()
+                    ? null : cluster.node(given.getFirst().node());
+            String why = n == null ? "names no node of this pool" : null;
+            int[] gpus = new int[given.size()];
+            for (int i = 0; i < gpus.length && why == null; i++) {
+                if (given.get(i).node() != n.id()) why = "spans nodes";
+                gpus[i] = given.get(i).gpu();
+            }
+            if (why == null) why = filterNode(cycle, demand, n);
+            if (why == null) why = GivenGpus.check(cycle, demand, n, gpus);
+            if (why != null) {
+                cluster.rollback(mark);
+                cycle.gangNodes.clear();
+                return PlacementResult.failed("job " + job.id() + " replica " + (r + 1) + "/" + count
+                        + (n == null ? "" : " on " + n.name()) + ": " + why);
             }
             replicas.add(grant(cycle, demand, n, gpus));
         }

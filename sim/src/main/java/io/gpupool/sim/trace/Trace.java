@@ -20,6 +20,15 @@ public interface Trace {
     /** A new pass over the jobs in submit order. */
     Cursor open();
 
+    /** Every job of one pass, in submit order: for small traces (an optimizer's window, tests). */
+    default List<TraceJob> toList() {
+        List<TraceJob> jobs = new ArrayList<>();
+        try (Cursor c = open()) {
+            c.forEachRemaining(jobs::add);
+        }
+        return jobs;
+    }
+
     /** An iterator over one pass; close it to release the file. */
     interface Cursor extends Iterator<TraceJob>, AutoCloseable {
         @Override
