@@ -31,6 +31,7 @@ import java.util.Properties;
                 // One line per subcommand, in the order --help lists them.
                 CatalogCommand.class,
                 SimulateCommand.class,
+                OptimizeCommand.class,
                 ServerCommand.class,
                 SubmitCommand.class,
                 StatusCommand.class,
@@ -43,6 +44,8 @@ import java.util.Properties;
                 GpusCommand.class,
                 AgentCommand.class,
                 LogsCommand.class,
+                AdviseCommand.class,
+                PredictCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class GpupoolCommand {

@@ -1,88 +1,305 @@
 package io.gpupool.cli;
 
 import io.gpupool.engine.SchedulerConfig;
+import io.gpupool.engine.batch.BatchPlacers;
 import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.engine.policy.PolicyRegistry;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.ClusterSpecs;
-import io.gpupool.model.GangShape;
 import io.gpupool.model.GpuCatalog;
+import io.gpupool.model.JobSpec;
 import io.gpupool.model.SpecException;
 import io.gpupool.sim.Simulator;
+import io.gpupool.sim.inflation.InflationStudy;
 import io.gpupool.sim.metrics.ResultFormat;
 import io.gpupool.sim.metrics.SimulationResult;
-import io.gpupool.sim.trace.GpupoolCsvReader;
+import io.gpupool.sim.report.InflationReport;
+import io.gpupool.sim.report.SimulationReport;
+import io.gpupool.sim.trace.OpenbFormat;
+import io.gpupool.sim.trace.OpenbNodeList;
+import io.gpupool.sim.trace.SyntheticTrace;
+import io.gpupool.sim.trace.Trace;
+import io.gpupool.sim.trace.TraceContext;
+import io.gpupool.sim.trace.TraceFile;
+import io.gpupool.sim.trace.TraceFormats;
 import io.gpupool.sim.trace.TraceJob;
+import io.gpupool.sim.trace.TraceStats;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
+import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
-/** Replays a trace through the engine under one or more policies and prints the four goals side by side. */
-@Command(name = "simulate", 
-        description = "Replay a job trace through the scheduler under each policy and compare utilization, waiting, JCT and fairness.")
+/**
+ * Replays a trace through the engine under one or more policies and prints the four goals side by side;
+ * or, with {@code --mode inflation}, runs the FGD paper's workload-inflation study per placement.
+ */
+@Command(name = "simulate",
+        description = {"Replay a job trace through the scheduler under each policy and compare utilization, waiting, JCT and fairness;",
+                "or (--mode inflation) measure how much of a growing GPU demand each placement can allocate."})
 public final class SimulateCommand implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(names = "--trace", required = true, paramLabel = "FILE", description = "Trace file (gpupool CSV).")
+    @Option(names = "--trace", paramLabel = "FILE", description = "Trace file (format: --trace-format).")
     Path trace;
 
     @Option(names = "--trace-format", defaultValue = "gpupool", paramLabel = "FORMAT",
-            description = "Trace format: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).", completionCandidates = Formats.class)
+            description = "gpupool (default), philly (Microsoft Philly job table) or openb (Alibaba openb pod list, with --nodes).")
     String traceFormat;
 
-    @Option(names = "--cluster", required = true, paramLabel = "SPEC",
+    @Option(names = "--synthetic", paramLabel = "JOBS[,load=L][,tenants=T][,fractional=F]",
+            description = "Instead of --trace: a seeded synthetic trace shaped like Helios/Philly (default load 0.9 of the cluster, 6 tenants, 20%% of 1-GPU jobs fractional).")
+    String synthetic;
+
+    @Option(names = "--cluster", paramLabel = "SPEC",
             description = "NODESxGPUS:MODEL[,NODESxGPUS:MODEL...], e.g. 64x8:V100-32GB, or a YAML cluster file.")
     String cluster;
+
+    @Option(names = "--nodes", paramLabel = "FILE", description = "The pool from an openb node list (sn,cpu_milli,memory_mib,gpu,model) instead of --cluster.")
+    Path nodes;
 
     @Option(names = "--policy", defaultValue = "fcfs", split = ",", paramLabel = "NAME",
             description = "Queue policies to compare, comma-separated: fcfs, fcfs-backfill, priority, fair-share, qssf, las, srtf-oracle.")
     List<String> policies;
 
-    @Option(names = "--placement", defaultValue = "binpack,topology", paramLabel = "NAME",
-            description = "Node scorers name[:weight],... with optional ;gpu=POLICY;limit=N (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--placement", paramLabel = "NAME",
+            description = {"Replay: node scorers name[:weight],... with optional ;gpu=POLICY;limit=N (default: binpack,topology).",
+                    "Inflation: placements to compare, comma-separated, '+' joining scorers of one (default: fgd,best-fit,binpack)."})
     String placement;
+
+    @Option(names = "--mode", defaultValue = "replay", paramLabel = "MODE",
+            description = "replay (default) or inflation (FGD-style workload inflation; --trace-format openb).")
+    String mode;
+
+    @Option(names = "--batch", paramLabel = "SOLVER[:OPTIONS]",
+            description = "Batch mode: each round, place the head of the queue together with this solver (greedy, ga, aco, pso, cpsat; options window=N,seconds=S,seed=N), then one by one as usual.")
+    String batch;
 
     @Option(names = "--output", defaultValue = "table", paramLabel = "FORMAT", description = "table, json or csv (default: ${DEFAULT-VALUE}).")
     String output;
 
-    static final class Formats extends ArrayList<String> {
-        Formats() { super(List.of("gpupool")); }
-    }
+    @Option(names = "--report", paramLabel = "DIR", description = "Also write an HTML report with charts (works offline) and SVG charts to DIR.")
+    Path report;
+
+    @Option(names = "--seed", defaultValue = "1", paramLabel = "N", description = "Seed of --synthetic and of inflation draws (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--fairness-window", defaultValue = "1h", paramLabel = "DURATION",
+            description = "Window of Jain's fairness index over contended time, e.g. 30m, 1h, 1d (default: ${DEFAULT-VALUE}).")
+    String fairnessWindow;
+
+    @Option(names = "--inflation-max", defaultValue = "120", paramLabel = "PCT",
+            description = "Inflation: stop when arrived GPU demand reaches PCT % of the pool (default: ${DEFAULT-VALUE}).")
+    double inflationMax;
+
+    @Option(names = "--skip-bad-rows", description = "Skip malformed trace rows (and say how many) instead of stopping at the first.")
+    boolean skipBadRows;
+
+    @Option(names = {"-q", "--quiet"}, description = "No progress bar and no notes on stderr.")
+    boolean quiet;
 
     @Override
     public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        if (!traceFormat.equals("gpupool")) {
-            throw new SpecException("--trace-format", "trace-format", "unknown format '" + traceFormat + "'; supported: gpupool");
-        }
         if (!List.of("table", "json", "csv").contains(output)) {
             throw new SpecException("--output", "output", "must be table, json or csv, got '" + output + "'");
         }
-        if (!Files.isRegularFile(trace)) throw new SpecException("--trace", "trace", "no such file: " + trace);
+        return switch (mode) {
+            case "replay" -> replay();
+            case "inflation" -> inflation();
+            default -> throw new SpecException("--mode", "mode", "must be replay or inflation, got '" + mode + "'");
+        };
+    }
+
+    // ---- replay ---------------------------------------------------------------------------------
+
+    private int replay() {
         for (String p : policies) PolicyRegistry.requireKnown(p);
-        PlacementConfig pc = PlacementConfig.parse(placement);
-        GpuCatalog catalog = GpuCatalog.standard();
-        ClusterSpec cs = ClusterSpecs.parse(cluster, catalog);
-        List<TraceJob> jobs = GpupoolCsvReader.read(trace, catalog, Math.max(1, cs.maxGpusPerNode()));
+        PlacementConfig pc = PlacementConfig.parse(placement == null ? "binpack,topology" : placement);
+        long windowMs = durationMs(fairnessWindow);
+        ClusterSpec cs = clusterSpec();
+        Trace jobs = trace(cs);
+        note(jobs.stats());
         List<SimulationResult> results = new ArrayList<>();
-        for (String p : policies) {
-            SchedulerConfig cfg = SchedulerConfig.defaults(p).withPlacement(pc);
-            results.add(new Simulator(cs, cfg).run(jobs));
+        try (ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), !quiet)) {
+            for (int i = 0; i < policies.size(); i++) {
+                String p = policies.get(i);
+                int index = i;
+                String label = p + (policies.size() > 1 ? " (" + (i + 1) + "/" + policies.size() + ")" : "");
+                results.add(new Simulator(cs, SchedulerConfig.defaults(p).withPlacement(pc))
+                        .fairnessWindowMs(windowMs)
+                        .batchPlacer(batch == null ? null : BatchPlacers.create(batch))
+                        .progress((done, total) -> bar.update(label, (index + (total == 0 ? 1 : (double) done / total)) / policies.size()))
+                        .run(jobs));
+            }
         }
+        Map<String, Object> extra = new LinkedHashMap<>();
+        extra.put("skipped_rows", jobs.stats().skippedRows());
+        PrintWriter out = spec.commandLine().getOut();
         out.print(switch (output) {
-            case "json" -> ResultFormat.json(results) + "\n";
+            case "json" -> ResultFormat.json(results, extra) + "\n";
             case "csv" -> ResultFormat.csv(results);
             default -> ResultFormat.table(results);
         });
         out.flush();
+        if (report != null) {
+            Path index = write(() -> SimulationReport.write(report, results, describe(jobs, cs)));
+            info("report: " + index);
+        }
         return 0;
+    }
+
+    private Trace trace(ClusterSpec cs) {
+        if ((trace == null) == (synthetic == null)) {
+            throw new SpecException("--trace", "trace", "give either --trace FILE or --synthetic JOBS");
+        }
+        if (synthetic != null) return synthetic(synthetic, cs.totalGpus(), seed);
+        return TraceFile.open(trace, TraceFormats.get(traceFormat), new TraceContext(GpuCatalog.standard(), Math.max(1, cs.maxGpusPerNode())), skipBadRows);
+    }
+
+    /** {@code JOBS[,load=L][,tenants=T][,fractional=F]}. */
+    static SyntheticTrace synthetic(String text, int poolGpus, long seed) {
+        String[] parts = text.split(",");
+        double load = 0.9, fractional = 0.2;
+        int tenants = 6;
+        long jobs;
+        try {
+            jobs = Long.parseLong(parts[0].trim());
+        } catch (NumberFormatException e) {
+            throw new SpecException("--synthetic", "jobs", "must be a number of jobs, got '" + parts[0] + "'");
+        }
+        if (jobs < 1 || jobs > Integer.MAX_VALUE) throw new SpecException("--synthetic", "jobs", "must be in 1.." + Integer.MAX_VALUE + ", got " + jobs);
+        for (int i = 1; i < parts.length; i++) {
+            String[] kv = parts[i].split("=", 2);
+            String key = kv[0].trim();
+            if (kv.length != 2) throw new SpecException("--synthetic", key, "expected key=value (load, tenants, fractional)");
+            try {
+                switch (key) {
+                    case "load" -> load = Double.parseDouble(kv[1].trim());
+                    case "tenants" -> tenants = Integer.parseInt(kv[1].trim());
+                    case "fractional" -> fractional = Double.parseDouble(kv[1].trim());
+                    default -> throw new SpecException("--synthetic", key, "unknown parameter; known: load, tenants, fractional");
+                }
+            } catch (NumberFormatException e) {
+                throw new SpecException("--synthetic", key, "must be a number, got '" + kv[1] + "'");
+            }
+        }
+        return new SyntheticTrace(new SyntheticTrace.Params(seed, (int) jobs, load, poolGpus, tenants, fractional));
+    }
+
+    private Map<String, String> describe(Trace jobs, ClusterSpec cs) {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("trace", jobs.label());
+        m.put("jobs in trace", String.format("%,d", jobs.stats().jobs()));
+        m.put("cluster", (cluster != null ? cluster : String.valueOf(nodes)) + " (" + cs.nodes().size() + " nodes, " + cs.totalGpus() + " GPUs)");
+        m.put("placement", placement == null ? "binpack,topology" : placement);
+        m.put("fairness window", fairnessWindow);
+        if (jobs.stats().skippedRows() > 0) m.put("skipped bad rows", String.valueOf(jobs.stats().skippedRows()));
+        return m;
+    }
+
+    // ---- inflation ------------------------------------------------------------------------------
+
+    private int inflation() {
+        if (!traceFormat.equals("openb")) {
+            throw new SpecException("--trace-format", "trace-format", "inflation mode draws tasks from an openb pod list: use --trace-format openb");
+        }
+        if (trace == null) throw new SpecException("--trace", "trace", "inflation mode needs --trace PODS.csv");
+        ClusterSpec cs = clusterSpec();
+        String list = placement == null ? "fgd,best-fit,binpack" : placement;
+        List<String> labels = List.of(list.split(","));
+        List<PlacementConfig> configs = labels.stream().map(s -> InflationStudy.placement(s.trim())).toList();
+        TraceFile pods = TraceFile.open(trace, OpenbFormat.shapesOnly(), new TraceContext(GpuCatalog.standard(), Math.max(1, cs.maxGpusPerNode())), skipBadRows);
+        note(pods.stats());
+        List<JobSpec> tasks = new ArrayList<>();
+        try (Trace.Cursor c = pods.open()) {
+            while (c.hasNext()) tasks.add(c.next().spec());
+        }
+        InflationStudy study = new InflationStudy(cs, tasks, seed, inflationMax, 1.0);
+        List<InflationStudy.Curve> curves = new ArrayList<>();
+        try (ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), !quiet)) {
+            for (int i = 0; i < configs.size(); i++) {
+                bar.update(labels.get(i).trim(), (double) i / configs.size());
+                curves.add(study.run(labels.get(i).trim(), configs.get(i)));
+            }
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(switch (output) {
+            case "json" -> InflationReport.json(curves) + "\n";
+            case "csv" -> InflationReport.csv(curves);
+            default -> InflationReport.table(curves, 5);
+        });
+        out.flush();
+        if (report != null) {
+            Map<String, String> meta = new LinkedHashMap<>();
+            meta.put("tasks", trace + " (" + String.format("%,d", tasks.size()) + " GPU tasks drawn with replacement, seed " + seed + ")");
+            meta.put("cluster", (nodes != null ? nodes.toString() : cluster) + " (" + cs.nodes().size() + " nodes, " + cs.totalGpus() + " GPUs)");
+            Path index = write(() -> InflationReport.write(report, curves, meta));
+            info("report: " + index);
+        }
+        return 0;
+    }
+
+    // ---- shared ---------------------------------------------------------------------------------
+
+    private ClusterSpec clusterSpec() {
+        if (cluster != null && nodes != null) throw new SpecException("--nodes", "nodes", "give --cluster or --nodes, not both");
+        if (nodes != null) return OpenbNodeList.read(nodes, GpuCatalog.standard());
+        if (cluster == null) throw new SpecException("--cluster", "cluster", "a pool is needed: --cluster SPEC (or --nodes FILE for an openb node list)");
+        return ClusterSpecs.parse(cluster, GpuCatalog.standard());
+    }
+
+    private void note(TraceStats s) {
+        if (s.skippedRows() > 0) {
+            // always said, even with --quiet: results leave these rows out
+            spec.commandLine().getErr().println("gpupool: skipped " + s.skippedRows() + " malformed row" + (s.skippedRows() == 1 ? "" : "s")
+                    + " (--skip-bad-rows); first: " + String.join("; ", s.firstSkipped()));
+        }
+        s.ignored().forEach((why, n) -> info("left out " + String.format(Locale.ROOT, "%,d", n) + " row" + (n == 1 ? "" : "s") + ": " + why));
+        spec.commandLine().getErr().flush();
+    }
+
+    private void info(String message) {
+        if (!quiet) {
+            spec.commandLine().getErr().println("gpupool: " + message);
+            spec.commandLine().getErr().flush();
+        }
+    }
+
+    private interface Io<T> { T run() throws IOException; }
+
+    private static <T> T write(Io<T> io) {
+        try {
+            return io.run();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** {@code 90s}, {@code 30m}, {@code 1h}, {@code 1d} or plain seconds. */
+    static long durationMs(String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        long unit = 1000;
+        if (t.endsWith("ms")) { unit = 1; t = t.substring(0, t.length() - 2); }
+        else if (t.endsWith("s")) t = t.substring(0, t.length() - 1);
+        else if (t.endsWith("m")) { unit = 60_000; t = t.substring(0, t.length() - 1); }
+        else if (t.endsWith("h")) { unit = 3_600_000; t = t.substring(0, t.length() - 1); }
+        else if (t.endsWith("d")) { unit = 86_400_000; t = t.substring(0, t.length() - 1); }
+        try {
+            double v = Double.parseDouble(t);
+            if (v > 0 && v * unit < Long.MAX_VALUE / 4) return Math.round(v * unit);
+        } catch (NumberFormatException ignored) {
+            // the message below says what is accepted
+        }
+        throw new SpecException("--fairness-window", "duration", "must be a positive duration like 90s, 30m, 1h or 1d, got '" + text + "'");
     }
 }

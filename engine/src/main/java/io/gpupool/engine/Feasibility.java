@@ -1,8 +1,6 @@
 package io.gpupool.engine;
 
 import io.gpupool.engine.state.ClusterState;
-import io.gpupool.engine.state.NodeState;
-import io.gpupool.model.GpuModel;
 import io.gpupool.model.JobSpec;
 
 import java.util.List;
@@ -28,17 +26,19 @@ final class Feasibility {
             return "no node has an allowed GPU model " + job.allowedModels() + "; the pool has " + present;
         }
         int k = job.shape().gpusPerReplica();
+        boolean oneDomain = job.requireNvlink() && k > 1;
         long slots = 0;
         int largest = 0;
         long memNeeded = job.share().memoryMib();
         boolean memOk = false;
-        for (NodeState n : cluster.nodes()) {
-            GpuModel m = n.model();
-            if (!job.allows(m)) continue;
-            largest = Math.max(largest, job.requireNvlink() && k > 1 ? largestDomain(n) : n.gpuCount());
+        for (Map.Entry<ClusterState.NodeShape, Integer> e : cluster.nodeShapes().entrySet()) {
+            ClusterState.NodeShape n = e.getKey();
+            if (!job.allows(n.model())) continue;
+            largest = Math.max(largest, oneDomain ? n.largestNvlinkDomain() : n.gpus());
             if (!job.share().isWhole() && memNeeded > n.memoryCapacityMib()) continue;
             memOk = true;
-            slots += job.requireNvlink() && k > 1 ? domainSlots(n, k) : n.gpuCount() / k;
+            long perNode = oneDomain ? n.nvlinkDomainSizes().stream().mapToInt(d -> d / k).sum() : n.gpus() / k;
+            slots += perNode * e.getValue();
         }
         if (!job.share().isWhole() && !memOk) {
             return "asks for " + memNeeded + " MiB on one GPU, more than any allowed GPU offers";
@@ -51,14 +51,6 @@ final class Feasibility {
             return "asks for " + job.shape() + " GPUs but the pool can hold at most " + slots + " such replicas at once";
         }
         return null;
-    }
-
-    private static int largestDomain(NodeState n) {
-        return n.spec().nvlinkDomains().stream().mapToInt(List::size).max().orElse(1);
-    }
-
-    private static long domainSlots(NodeState n, int k) {
-        return n.spec().nvlinkDomains().stream().mapToInt(d -> d.size() / k).sum();
     }
 
     static String fmt(double v) {

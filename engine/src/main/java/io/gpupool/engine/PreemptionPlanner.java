@@ -16,38 +16,67 @@ import java.util.List;
  * released one by one until the job fits; then every victim that is not needed after all is spared
  * (kube-scheduler's "reprieve"), most expensive first. Works entirely inside a checkpoint: the cluster
  * is left as it was.
+ *
+ * <p>One planner serves one round. It orders the preemptible running jobs by the policy's victim order
+ * once, when the round first looks for victims, and every blocked job of the round walks that list: a round
+ * with many blocked jobs costs one sort plus a short walk per job, not a scan of every running job per job.
+ * A job that started at this very instant (in this round, or a victim that started again) is no victim:
+ * stopping it would waste nothing but churn.
  */
 final class PreemptionPlanner {
     /** Victims tried per blocked job; bounds the cost of a round on a busy pool. */
     static final int MAX_CANDIDATES = 256;
 
-    private PreemptionPlanner() {}
+    private final PolicyContext ctx;
+    private final QueuePolicy policy;
+    private final PlacementPipeline pipeline;
+    private final WorkloadProfile profile;
+    private final JobState[] byCost;
+    private final int[] runOf;     // each entry's preemption count when listed: a job preempted since is another run
+    private int first;             // entries before it have all been preempted
+
+    PreemptionPlanner(PolicyContext ctx, QueuePolicy policy, PlacementPipeline pipeline, WorkloadProfile profile,
+                      Collection<JobState> running) {
+        this.ctx = ctx;
+        this.policy = policy;
+        this.pipeline = pipeline;
+        this.profile = profile;
+        List<JobState> preemptible = new ArrayList<>();
+        for (JobState v : running) if (v.spec().preemptible() && v.runStartMs() < ctx.nowMs()) preemptible.add(v);
+        preemptible.sort(policy.victimOrder(ctx));
+        byCost = preemptible.toArray(new JobState[0]);
+        runOf = new int[byCost.length];
+        for (int i = 0; i < byCost.length; i++) runOf[i] = byCost[i].preemptions();
+    }
 
     /** The victims to preempt, or null when no allowed set makes the job fit. */
-    static List<JobState> plan(PolicyContext ctx, QueuePolicy policy, PlacementPipeline pipeline, WorkloadProfile profile,
-                               JobState job, Collection<JobState> running) {
-        List<JobState> candidates = new ArrayList<>();
-        for (JobState v : running) {
-            if (v.spec().preemptible() && policy.mayPreempt(ctx, job, v)) candidates.add(v);
-        }
+    List<JobState> plan(JobState job) {
+        List<JobState> candidates = cheapest(job);
         if (candidates.isEmpty()) return null;
-        candidates.sort(policy.victimOrder(ctx));
-        if (candidates.size() > MAX_CANDIDATES) candidates = new ArrayList<>(candidates.subList(0, MAX_CANDIDATES));
         ClusterState cluster = ctx.cluster();
         int mark = cluster.checkpoint();
         try {
-            List<JobState> chosen = new ArrayList<>();
-            boolean fits = false;
+            // one placement says whether all allowed victims together make room; most blocked jobs stop here
+            List<JobState> allowed = new ArrayList<>();
+            int all = cluster.checkpoint();
             for (JobState v : candidates) {
+                if (!policy.mayAlsoPreempt(ctx, job, v, allowed)) continue;
+                cluster.release(v.allocation().grants());
+                allowed.add(v);
+            }
+            boolean enough = !allowed.isEmpty() && fits(cluster, job);
+            cluster.rollback(all);
+            if (!enough) return null;
+            List<JobState> chosen = new ArrayList<>();
+            for (JobState v : allowed) {
                 cluster.release(v.allocation().grants());
                 chosen.add(v);
-                if (fits(cluster, pipeline, profile, job)) { fits = true; break; }
+                if (fits(cluster, job)) break;
             }
-            if (!fits) return null;
             for (int i = chosen.size() - 1; i >= 0 && chosen.size() > 1; i--) {
                 JobState v = chosen.get(i);
-                cluster.apply(v.allocation().grants());
-                if (fits(cluster, pipeline, profile, job)) chosen.remove(i);
+                cluster.reinstate(v.allocation().grants());
+                if (fits(cluster, job)) chosen.remove(i);
                 else cluster.release(v.allocation().grants());
             }
             return chosen;
@@ -56,7 +85,23 @@ final class PreemptionPlanner {
         }
     }
 
-    private static boolean fits(ClusterState cluster, PlacementPipeline pipeline, WorkloadProfile profile, JobState job) {
+    /** Up to {@value #MAX_CANDIDATES} allowed victims, cheapest first, still in the run they were listed in. */
+    private List<JobState> cheapest(JobState job) {
+        List<JobState> out = new ArrayList<>();
+        for (int i = first; i < byCost.length && out.size() < MAX_CANDIDATES; i++) {
+            JobState v = byCost[i];
+            boolean sameRun = v.status() == JobStatus.RUNNING && v.preemptions() == runOf[i];
+            if (!sameRun) {
+                if (i == first) first++;
+                continue;
+            }
+            if (policy.mayPreempt(ctx, job, v)) out.add(v);
+            else if (policy.allowedVictimsComeFirst()) break;
+        }
+        return out;
+    }
+
+    private boolean fits(ClusterState cluster, JobState job) {
         return pipeline.place(new CycleState(cluster, job.spec(), profile, null), false).ok();
     }
 }

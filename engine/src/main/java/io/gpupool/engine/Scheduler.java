@@ -1,9 +1,11 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.engine.placement.PlacementPipeline;
 import io.gpupool.engine.placement.PlacementResult;
+import io.gpupool.engine.placement.ReplicaDemand;
 import io.gpupool.engine.placement.WorkloadProfile;
 import io.gpupool.engine.policy.BlockingMode;
 import io.gpupool.engine.policy.HistoryMedianPredictor;
@@ -13,6 +15,7 @@ import io.gpupool.engine.policy.PolicyRegistry;
 import io.gpupool.engine.policy.QueuePolicy;
 import io.gpupool.engine.policy.RuntimeOracle;
 import io.gpupool.engine.policy.RuntimePredictor;
+import io.gpupool.engine.policy.StandingQueue;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
@@ -23,7 +26,6 @@ import io.gpupool.model.JobSpec;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -52,8 +54,10 @@ public final class Scheduler {
     private SchedulerConfig config;
     private QueuePolicy policy;
     private PlacementPipeline pipeline;
+    private StandingQueue standing;     // pending jobs kept in order, for policies with a standing order
     private RuntimePredictor predictor;
     private final RuntimeOracle oracle;
+    private BatchPlacer batchPlacer;
     private final List<FilterPlugin> driverFilters = new ArrayList<>();
     private final JobState.RoundNote round = new JobState.RoundNote();
     private long seq;
@@ -85,12 +89,22 @@ public final class Scheduler {
         PlacementPipeline pl = new PlacementPipeline(newConfig.placement(), driverFilters);
         this.config = newConfig;
         this.policy = p;
+        this.standing = null;
+        if (p.standingOrder(context(lastNowMs)) != null) {
+            standing = new StandingQueue(p, context(lastNowMs));
+            for (JobState j : pending.values()) standing.add(j);
+        }
         this.pipeline = pl;
         ledger.reconfigure(newConfig.tenants(), newConfig.fairShareHalfLifeMs());
     }
 
     public void setPredictor(RuntimePredictor predictor) {
         this.predictor = Objects.requireNonNull(predictor);
+    }
+
+    /** Batch mode: each round first starts what the placer picks from the head of the queue; null = off. */
+    public void setBatchPlacer(BatchPlacer placer) {
+        this.batchPlacer = placer;
     }
 
     // ---- job lifecycle --------------------------------------------------------------------------
@@ -109,6 +123,7 @@ public final class Scheduler {
             return SubmitResult.rejected(spec.id(), "job " + spec.id() + " " + why);
         }
         pending.put(spec.id(), job);
+        if (standing != null) standing.add(job);
         profile.observe(spec);
         return SubmitResult.accepted(spec.id());
     }
@@ -133,6 +148,7 @@ public final class Scheduler {
         else {
             job.waitedMs += nowMs - job.queuedSinceMs;
             pending.remove(jobId);
+            if (standing != null) standing.remove(job);
         }
         job.status = JobStatus.CANCELLED;
         job.endMs = nowMs;
@@ -226,11 +242,22 @@ public final class Scheduler {
         round.number++;
         round.unreached = "not reached in the last round";
         PolicyContext ctx = context(nowMs);
-        JobQueue queue = policy.queue(ctx, pending.values());
         List<String> started = new ArrayList<>();
+        if (batchPlacer != null) startBatch(ctx, nowMs, started);
+        JobQueue queue = standing != null ? standing.round(ctx) : policy.queue(ctx, pending.values());
+        try {
+            return dispatch(ctx, queue, nowMs, started);
+        } finally {
+            if (standing != null) standing.endRound();
+        }
+    }
+
+    /** The dispatcher loop of one round over the policy's queue ({@code started}: what batch mode started). */
+    private RoundResult dispatch(PolicyContext ctx, JobQueue queue, long nowMs, List<String> started) {
         List<String> preempted = new ArrayList<>();
         Map<String, String> failedShapes = new HashMap<>();
         Set<String> noVictims = new HashSet<>();
+        PreemptionPlanner planner = null;
         Reservation reservation = null;
         int backfillLeft = config.backfillDepth();
         JobState job;
@@ -277,8 +304,9 @@ public final class Scheduler {
             }
             // later jobs of the same shape and tenant have no more victims to choose from
             String victimKey = shape + "|" + job.spec().tenant();
-            if (policy.preemptive() && !noVictims.contains(victimKey)) {
-                List<JobState> victims = PreemptionPlanner.plan(ctx, policy, pipeline, profile, job, running.values());
+            if (policy.preemptive() && !noVictims.contains(victimKey) && policy.mayPreemptAny(ctx, job)) {
+                if (planner == null) planner = new PreemptionPlanner(ctx, policy, pipeline, profile, running.values());
+                List<JobState> victims = planner.plan(job);
                 if (victims == null) {
                     noVictims.add(victimKey);
                 } else {
@@ -426,6 +454,7 @@ public final class Scheduler {
 
     private void start(JobState job, Allocation a, long nowMs) {
         pending.remove(job.id());
+        if (standing != null) standing.remove(job);
         running.put(job.id(), job);
         job.status = JobStatus.RUNNING;
         job.allocation = a;
@@ -451,6 +480,7 @@ public final class Scheduler {
         job.queuedSinceMs = nowMs;
         job.preemptions++;
         pending.put(job.id(), job);
+        if (standing != null) standing.add(job);
     }
 
     /** GPU memory charged to the tenant: at most the physical memory of each GPU. */
@@ -465,27 +495,74 @@ public final class Scheduler {
         return s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels());
     }
 
-    /** EASY: the earliest time the job fits if running jobs end as expected, and the GPUs it would take. */
+    /**
+     * Batch mode's first step of a round: the first admissible pending jobs in policy order go to the placer
+     * together; what it picks is bound through the pipeline's own rules and started. The usual loop follows.
+     */
+    private void startBatch(PolicyContext ctx, long nowMs, List<String> started) {
+        JobQueue head = policy.queue(ctx, pending.values());
+        List<JobState> window = new ArrayList<>();
+        for (JobState j; window.size() < batchPlacer.window() && (j = head.poll()) != null; ) {
+            if (quotaReason(j) == null && policy.admit(ctx, j) == null) window.add(j);
+        }
+        if (window.isEmpty()) return;
+        Map<String, Allocation> plan = batchPlacer.plan(new BatchPlacer.Batch(cluster, pipeline, profile,
+                window.stream().map(JobState::spec).toList()));
+        for (JobState j : window) {
+            Allocation a = plan.get(j.id());
+            if (a == null || quotaReason(j) != null) continue;
+            PlacementResult r = pipeline.placeGiven(cycle(j, null), a, true);
+            if (r.ok()) {
+                start(j, r.allocation(), nowMs);
+                started.add(j.id());
+            }
+        }
+    }
+
+    /**
+     * EASY: the earliest time the job fits if running jobs end as expected, and the GPUs it would take.
+     * Called when the job does not fit now; running jobs are released in order of expected end, and the job
+     * is placed again only when a released job leaves a node that could now hold one of its replicas.
+     */
     private Reservation reserve(PolicyContext ctx, JobState job) {
-        long now = ctx.nowMs();
-        List<JobState> byEnd = new ArrayList<>(running.values());
-        Map<String, Long> end = new HashMap<>();
-        for (JobState r : byEnd) end.put(r.id(), now + Math.max(1000, ctx.expectedRuntimeMs(r) - r.attainedMs(now)));
-        byEnd.sort(Comparator.comparingLong((JobState r) -> end.get(r.id())).thenComparingLong(JobState::seq));
+        ExpectedEnds ends = new ExpectedEnds(running.values(), ctx);
+        ReplicaDemand demand = ReplicaDemand.of(job.spec());
         int mark = cluster.checkpoint();
         try {
-            for (JobState r : byEnd) {
-                cluster.release(r.allocation.grants());
+            while (!ends.isEmpty()) {
+                List<GpuGrant> freed = ends.next().allocation.grants();
+                cluster.release(freed);
+                if (!anyCouldHoldReplica(freed, job.spec(), demand)) continue;
                 PlacementResult p = pipeline.place(cycle(job, null), false);
                 if (p.ok()) {
                     Set<Long> gpus = new HashSet<>();
                     for (GpuGrant g : p.allocation().grants()) gpus.add(CycleState.gpuKey(g.node(), g.gpu()));
-                    return new Reservation(job.id(), end.get(r.id()), gpus);
+                    return new Reservation(job.id(), ends.lastEndMs(), gpus);
                 }
             }
             return null;
         } finally {
             cluster.rollback(mark);
         }
+    }
+
+    /**
+     * Whether a node the grants were on could now hold one replica, by the capacity filter's measure (a
+     * necessary condition for placing). If none can, the nodes able to hold a replica are the same as before
+     * the release and a placement that failed would fail again.
+     */
+    private boolean anyCouldHoldReplica(List<GpuGrant> freed, JobSpec job, ReplicaDemand d) {
+        int last = -1;
+        for (GpuGrant g : freed) {
+            if (g.node() == last) continue;
+            last = g.node();
+            NodeState n = cluster.node(g.node());
+            if (n.cordoned() || !job.allows(n.model())) continue;
+            if (!d.exclusive() ? n.maxShareableMilli() >= d.milli()
+                    : d.requireNvlink() && d.gpus() > 1 ? n.maxIdleInNvlinkDomain() >= d.gpus() : n.fullyFreeGpus() >= d.gpus()) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -45,6 +45,28 @@ class PlacementTest {
     }
 
     @Test
+    void nodePolicyAndGpuPolicyAreSeparateAsInHami() {
+        // two T4 nodes of 2 GPUs: t4-0 has GPU0 700m busy, t4-1 has GPU0 200m busy; a 200m share is asked for.
+        // The node policy picks the node (binpack: the busier t4-0; spread: t4-1), the GPU policy the GPU
+        // inside it (binpack: the fuller GPU0 that still fits; spread: the idle GPU1), in all four combinations.
+        Scheduler s = scheduler(pool(2, 2, T4), "spread");
+        submitAndRun(s, job("busy700", 1).milli(700).build());
+        submitAndRun(s, job("busy200", 1).milli(200).build());
+        assertThat(s.job("busy700").allocation().grants().getFirst()).satisfies(g -> assertThat(g.node() * 10 + g.gpu()).isEqualTo(0));
+        assertThat(s.job("busy200").allocation().grants().getFirst()).satisfies(g -> assertThat(g.node() * 10 + g.gpu()).isEqualTo(10));
+        JobSpec share = job("share", 1).milli(200).build();
+        java.util.Map<String, String> expected = java.util.Map.of(
+                "binpack;gpu=binpack", "t4-0/0", "binpack;gpu=spread", "t4-0/1",
+                "spread;gpu=binpack", "t4-1/0", "spread;gpu=spread", "t4-1/1");
+        expected.forEach((placement, where) -> {
+            s.reconfigure(s.config().withPlacement(PlacementConfig.parse(placement)));
+            var r = s.pipeline().place(new io.gpupool.engine.placement.CycleState(s.cluster(), share, s.workloadProfile(), null), false);
+            GpuGrant g = r.allocation().grants().getFirst();
+            assertThat(s.cluster().node(g.node()).name() + "/" + g.gpu()).as(placement).isEqualTo(where);
+        });
+    }
+
+    @Test
     void replicaStaysInsideOneNvlinkDomain() {
         // one node with two NVLink domains of 4 (DGX-1 style)
         NodeSpec n = node("dgx", A100, 8, List.of(List.of(0, 1, 2, 3), List.of(4, 5, 6, 7)), 1.0, 10);

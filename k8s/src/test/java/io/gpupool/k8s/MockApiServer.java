@@ -27,22 +27,25 @@ import java.util.regex.Pattern;
 public final class MockApiServer implements AutoCloseable {
     private final KubernetesMockServer server;
     private final KubernetesClient client;
+    private final io.fabric8.kubernetes.client.Config config;
 
     public MockApiServer() {
         server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new BindingDispatcher(), false);
         server.init();
-        client = server.createClient();
+        try (KubernetesClient base = server.createClient()) {
+            config = new io.fabric8.kubernetes.client.ConfigBuilder(base.getConfiguration()).withRequestTimeout(60_000).build();
+        }
+        client = newClient();
     }
 
     public KubernetesClient client() { return client; }
 
     /**
-     * A second client, as a second scheduler replica has its own; with a long request timeout, since a
-     * loaded test machine can keep the mock server from answering a first list within the default 10 s.
+     * A client of its own, as each scheduler replica has one; with a long request timeout, since a loaded
+     * test machine (CI) can keep the mock server from answering within the default 10 s.
      */
     public KubernetesClient newClient() {
-        return server.createClient(b -> b.withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration())
-                .withRequestTimeout(60_000).build()));
+        return server.createClient(b -> b.withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(config).build()));
     }
 
     @Override

@@ -1,109 +1,207 @@
 package io.gpupool.sim;
 
 import io.gpupool.engine.JobState;
-import io.gpupool.engine.JobStatus;
 import io.gpupool.engine.RoundResult;
 import io.gpupool.engine.Scheduler;
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.SubmitResult;
+import io.gpupool.engine.policy.RuntimePredictor;
+import io.gpupool.engine.state.GpuGrant;
+import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.model.ClusterSpec;
+import io.gpupool.model.JobSpec;
 import io.gpupool.sim.metrics.JobOutcome;
+import io.gpupool.sim.metrics.SimulationRecorder;
 import io.gpupool.sim.metrics.SimulationResult;
+import io.gpupool.sim.trace.Trace;
 import io.gpupool.sim.trace.TraceJob;
 
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
- * Discrete-event replay of a trace through the engine's {@link Scheduler}, on a virtual clock.
- * At one instant, completions are processed first, then arrivals (in trace order), then one
- * scheduling round. Preempted jobs lose their pending completion; they finish later with their
- * attained service kept. Deterministic: the same trace and configuration give the same result.
+ * Discrete-event replay of a trace through the engine's {@link Scheduler} on a virtual clock; the same
+ * scheduler class the service runs, so ordering and placement are the engine's, never re-implemented here.
+ *
+ * <p>Per instant: completions first, then arrivals (in trace order), then one scheduling round; a policy's
+ * {@link Scheduler#nextReevaluationMs} adds rounds at instants with no event (LAS demotions). Preempted
+ * jobs lose their pending completion (a version counter makes it stale) and get a new one when they
+ * resume, with their attained service kept. Deterministic: the same trace and configuration give the same
+ * result.
+ *
+ * <p>Streaming: the trace is pulled one job at a time and a job is forgotten by the engine as soon as it
+ * completes, so memory follows the jobs queued or running, not the trace length.
  */
 public final class Simulator {
+    /** Progress of a replay: jobs finished (completed or refused) out of the trace's jobs. */
+    @FunctionalInterface
+    public interface Progress {
+        void update(long jobsDone, long jobsTotal);
+    }
+
+    /** Default width of the fairness windows (see {@code FairnessWindows}). */
+    public static final long DEFAULT_FAIRNESS_WINDOW_MS = 3_600_000;
+
     private final ClusterSpec cluster;
     private final SchedulerConfig config;
+    private long fairnessWindowMs = DEFAULT_FAIRNESS_WINDOW_MS;
+    private Consumer<JobOutcome> onJobDone = o -> {};
+    private Progress progress = (d, t) -> {};
+    private Supplier<? extends RuntimePredictor> predictor;
+    private BatchPlacer batchPlacer;
 
     public Simulator(ClusterSpec cluster, SchedulerConfig config) {
         this.cluster = cluster;
         this.config = config;
     }
 
+    public Simulator fairnessWindowMs(long ms) {
+        if (ms <= 0) throw new IllegalArgumentException("fairness window must be > 0");
+        this.fairnessWindowMs = ms;
+        return this;
+    }
+
+    /** Called with every completed job's outcome (tests, per-job exports). */
+    public Simulator onJobDone(Consumer<JobOutcome> listener) {
+        this.onJobDone = listener;
+        return this;
+    }
+
+    public Simulator progress(Progress p) {
+        this.progress = p;
+        return this;
+    }
+
+    /** The run-time predictor of each replay's scheduler (qssf, backfill), a new one per replay; default: the engine's. */
+    public Simulator predictor(Supplier<? extends RuntimePredictor> p) {
+        this.predictor = p;
+        return this;
+    }
+
+    /** Batch mode: each round the placer starts a batch from the head of the queue first (null = off). */
+    public Simulator batchPlacer(BatchPlacer placer) {
+        this.batchPlacer = placer;
+        return this;
+    }
+
+    /** A job the replay is tracking: what it really runs for, and the nodes of its current run. */
+    private static final class Active {
+        final TraceJob job;
+        int version;
+        int[] nodes = new int[0];
+
+        Active(TraceJob job) { this.job = job; }
+    }
+
     /** A completion scheduled for a run; stale when the job was preempted since (version changed). */
     private record Completion(long atMs, long seq, String jobId, int version) {}
 
-    public SimulationResult run(List<TraceJob> trace) {
-        List<TraceJob> arrivals = new ArrayList<>(trace);
-        // stable: jobs arriving at the same instant keep trace order
-        arrivals.sort(Comparator.comparingLong(t -> t.spec().submitTimeMs()));
-        Map<String, Long> durations = new HashMap<>();
-        for (TraceJob t : arrivals) durations.put(t.spec().id(), t.durationMs());
-        Scheduler scheduler = new Scheduler(cluster, config, durations::get);
+    public SimulationResult run(List<TraceJob> jobs) {
+        return run(Trace.of("trace", jobs));
+    }
+
+    public SimulationResult run(Trace trace) {
+        Map<String, Active> active = new HashMap<>();
+        Scheduler scheduler = new Scheduler(cluster, config, id -> active.get(id).job.durationMs());
+        if (predictor != null) scheduler.setPredictor(predictor.get());
+        scheduler.setBatchPlacer(batchPlacer);
+        SimulationRecorder rec = new SimulationRecorder(scheduler.cluster(), config.tenants(), fairnessWindowMs);
         PriorityQueue<Completion> completions = new PriorityQueue<>(
                 Comparator.comparingLong(Completion::atMs).thenComparingLong(Completion::seq));
-        Map<String, Integer> version = new HashMap<>();
-        List<String> rejected = new ArrayList<>();
-        Map<String, String> rejectReasons = new HashMap<>();
-        long completionSeq = 0;
-        int next = 0;
-        int rounds = 0;
-        long preemptions = 0;
+        long total = trace.stats().jobs();
+        long completionSeq = 0, rounds = 0, preemptions = 0, finished = 0, lastProgress = 0;
         long now = 0;
-        List<long[]> timeline = new ArrayList<>();   // [t, queued, usedMilli]
-        while (true) {
-            long tArrival = next < arrivals.size() ? arrivals.get(next).spec().submitTimeMs() : Long.MAX_VALUE;
-            while (!completions.isEmpty() && version.get(completions.peek().jobId()) != completions.peek().version()) completions.poll();
-            long tDone = completions.isEmpty() ? Long.MAX_VALUE : completions.peek().atMs();
-            long tPolicy = scheduler.nextReevaluationMs(now).orElse(Long.MAX_VALUE);
-            long t = Math.min(tArrival, Math.min(tDone, tPolicy));
-            if (t == Long.MAX_VALUE) break;
-            now = Math.max(now, t);
-            while (!completions.isEmpty() && completions.peek().atMs() <= now) {
-                Completion c = completions.poll();
-                if (version.get(c.jobId()) != c.version()) continue;
-                scheduler.complete(c.jobId(), now);
-            }
-            while (next < arrivals.size() && arrivals.get(next).spec().submitTimeMs() <= now) {
-                TraceJob tj = arrivals.get(next++);
-                SubmitResult r = scheduler.submit(tj.spec(), now);
-                if (!r.accepted()) {
-                    rejected.add(tj.spec().id());
-                    rejectReasons.put(tj.spec().id(), r.reason());
+        try (Trace.Cursor cursor = trace.open()) {
+            TraceJob next = cursor.hasNext() ? cursor.next() : null;
+            while (true) {
+                while (!completions.isEmpty() && isStale(completions.peek(), active)) completions.poll();
+                long tArrival = next != null ? next.spec().submitTimeMs() : Long.MAX_VALUE;
+                long tDone = completions.isEmpty() ? Long.MAX_VALUE : completions.peek().atMs();
+                long tPolicy = scheduler.nextReevaluationMs(now).orElse(Long.MAX_VALUE);
+                long t = Math.min(tArrival, Math.min(tDone, tPolicy));
+                if (t == Long.MAX_VALUE) break;
+                now = Math.max(now, t);
+                rec.advanceTo(now);
+                while (!completions.isEmpty() && completions.peek().atMs() <= now) {
+                    Completion c = completions.poll();
+                    Active a = active.get(c.jobId());
+                    if (a == null || a.version != c.version()) continue;
+                    scheduler.complete(c.jobId(), now);
+                    JobState j = scheduler.job(c.jobId());
+                    JobSpec s = a.job.spec();
+                    JobOutcome o = new JobOutcome(s.id(), s.tenant(), s.submitTimeMs(), j.firstStartMs(), j.endMs(),
+                            a.job.durationMs(), j.gpuUnits(), j.waitedMs(j.endMs()), j.preemptions());
+                    rec.completed(s, o, a.nodes);
+                    onJobDone.accept(o);
+                    active.remove(c.jobId());
+                    scheduler.forget(c.jobId());
+                    finished++;
                 }
-            }
-            RoundResult round = scheduler.schedule(now);
-            rounds++;
-            preemptions += round.preempted().size();
-            for (String id : round.preempted()) version.merge(id, 1, Integer::sum);
-            for (String id : round.started()) {
-                JobState j = scheduler.job(id);
-                int v = version.merge(id, 1, Integer::sum);
-                long remaining = durations.get(id) - j.attainedMs(now);
-                completions.add(new Completion(now + Math.max(1, remaining), completionSeq++, id, v));
-            }
-            timeline.add(new long[] {now, scheduler.pendingJobs().size(), scheduler.cluster().usedMilli()});
-            if (next >= arrivals.size() && completions.isEmpty() && scheduler.runningJobs().isEmpty()) {
-                if (!scheduler.pendingJobs().isEmpty()) {
-                    // nothing runs and nothing will arrive: what is left can never start (quota, non-preemptible rules)
-                    for (JobState j : scheduler.pendingJobs()) rejectReasons.put(j.id(), "never started: " + j.waitReason());
+                while (next != null && next.spec().submitTimeMs() <= now) {
+                    JobSpec s = next.spec();
+                    active.put(s.id(), new Active(next));   // before submit: the oracle may be asked at once
+                    SubmitResult r = scheduler.submit(s, now);
+                    if (r.accepted()) {
+                        rec.submitted(s);
+                    } else {
+                        active.remove(s.id());
+                        rec.rejected(s, r.reason());
+                        scheduler.forget(s.id());
+                        finished++;
+                    }
+                    next = cursor.hasNext() ? cursor.next() : null;
                 }
-                break;
+                RoundResult round = scheduler.schedule(now);
+                rounds++;
+                preemptions += round.preempted().size();
+                for (String id : round.preempted()) {
+                    Active a = active.get(id);
+                    a.version++;
+                    rec.preempted(a.job.spec(), a.nodes);
+                }
+                for (String id : round.started()) {
+                    Active a = active.get(id);
+                    JobState j = scheduler.job(id);
+                    a.version++;
+                    a.nodes = nodesOf(j);
+                    rec.started(a.job.spec(), a.nodes);
+                    long remaining = a.job.durationMs() - j.attainedMs(now);
+                    completions.add(new Completion(now + Math.max(1, remaining), completionSeq++, id, a.version));
+                }
+                rec.instantDone();
+                if (finished - lastProgress >= 1000) {
+                    progress.update(finished, total);
+                    lastProgress = finished;
+                }
+                if (next == null && completions.isEmpty() && scheduler.runningJobs().isEmpty()) break;
             }
         }
-        List<JobOutcome> outcomes = new ArrayList<>();
-        for (TraceJob t : arrivals) {
-            JobState j = scheduler.job(t.spec().id());
-            if (j == null || j.status() != JobStatus.COMPLETED) continue;
-            outcomes.add(new JobOutcome(t.spec().id(), t.spec().tenant(), t.spec().submitTimeMs(), j.firstStartMs(), j.endMs(),
-                    t.durationMs(), j.gpuUnits(), j.waitedMs(j.endMs()), j.preemptions()));
+        // nothing runs and nothing will arrive: what is still queued can never start (quota, policy rules)
+        Map<String, String> unfinished = new LinkedHashMap<>();
+        for (JobState j : scheduler.pendingJobs()) {
+            if (unfinished.size() < 20) unfinished.put(j.id(), "never started: " + j.waitReason());
         }
-        List<String> unfinished = new ArrayList<>();
-        for (JobState j : scheduler.pendingJobs()) unfinished.add(j.id());
-        return new SimulationResult(config.policy(), config.placement().label(), cluster.totalGpus(), outcomes,
-                rejected, unfinished, rejectReasons, preemptions, rounds, timeline, config.tenants());
+        progress.update(total, total);
+        return rec.finish(config.policy() + (batchPlacer == null ? "" : "+batch:" + batchPlacer.name()), config.placement().label(), trace.label(), scheduler.pendingJobs().size(), unfinished,
+                preemptions, rounds);
+    }
+
+    private static boolean isStale(Completion c, Map<String, Active> active) {
+        Active a = active.get(c.jobId());
+        return a == null || a.version != c.version();
+    }
+
+    /** The node of each replica (a replica sits on one node). */
+    private static int[] nodesOf(JobState j) {
+        List<List<GpuGrant>> replicas = j.allocation().replicas();
+        int[] nodes = new int[replicas.size()];
+        for (int i = 0; i < nodes.length; i++) nodes[i] = replicas.get(i).getFirst().node();
+        return nodes;
     }
 }

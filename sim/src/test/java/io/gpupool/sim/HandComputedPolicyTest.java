@@ -44,9 +44,8 @@ class HandComputedPolicyTest {
 
     /** "id start finish" for each job, in trace order. */
     private static List<String> run(ClusterSpec cluster, SchedulerConfig cfg, List<TraceJob> trace) {
-        SimulationResult r = new Simulator(cluster, cfg).run(trace);
         Map<String, JobOutcome> byId = new LinkedHashMap<>();
-        r.jobs().forEach(o -> byId.put(o.id(), o));
+        new Simulator(cluster, cfg).onJobDone(o -> byId.put(o.id(), o)).run(trace);
         List<String> out = new ArrayList<>();
         for (TraceJob t : trace) {
             JobOutcome o = byId.get(t.spec().id());

@@ -1,5 +1,6 @@
 package io.gpupool.engine.placement;
 
+import io.gpupool.engine.placement.plugins.GivenGpus;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
@@ -11,6 +12,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.IntPredicate;
 
 /**
  * filter -> score -> bind for one job, replica by replica. The capacity index proposes nodes in the
@@ -65,7 +67,9 @@ public final class PlacementPipeline {
         ClusterState cluster = cycle.cluster();
         JobSpec job = cycle.job();
         ReplicaDemand demand = ReplicaDemand.of(job);
-        Collection<String> models = job.allowedModels().isEmpty() ? cluster.modelIds() : job.allowedModels();
+        // the pool's model order, never the job's Set order (which differs between JVM runs): same inputs, same placement
+        Collection<String> models = job.allowedModels().isEmpty() ? cluster.modelIds()
+                : cluster.modelIds().stream().filter(job.allowedModels()::contains).toList();
         int mark = cluster.checkpoint();
         List<List<GpuGrant>> replicas = new ArrayList<>(job.shape().replicas());
         for (int r = 0; r < job.shape().replicas(); r++) {
@@ -74,7 +78,7 @@ public final class PlacementPipeline {
                 cluster.rollback(mark);
                 String which = job.shape().replicas() > 1 ? "replica " + (r + 1) + "/" + job.shape().replicas() + " (" + demand + ")" : demand.toString();
                 String cordoned = cluster.cordonedNodes() > 0 ? "; " + cluster.cordonedNodes() + " node" + (cluster.cordonedNodes() == 1 ? "" : "s") + " cordoned" : "";
-                return PlacementResult.failed("no node can hold " + which + ": " + choice.reasons() + cordoned);
+                return PlacementResult.failed("no node can hold " + which + ": " + choice.reasons(demand) + cordoned);
             }
             replicas.add(grant(cycle, demand, cluster.node(choice.node), choice.gpus));
         }
@@ -102,6 +106,48 @@ public final class PlacementPipeline {
                 cluster.rollback(mark);
                 cycle.gangNodes.clear();
                 return PlacementResult.failed("node " + n.name() + " cannot hold " + demand + ": " + (why != null ? why : noGpuReason(demand)));
+            }
+            replicas.add(grant(cycle, demand, n, gpus));
+        }
+        if (bind) cluster.commit(mark);
+        else cluster.rollback(mark);
+        cycle.gangNodes.clear();
+        return PlacementResult.placed(new Allocation(job.id(), replicas));
+    }
+
+    /**
+     * Places the job exactly where {@code proposed} says (a batch optimizer's answer): every replica's node
+     * must pass the filters and its GPUs the GPU rule ({@link GivenGpus}). The grants are rebuilt here, so
+     * compute and memory are what {@link #place} would grant. With {@code bind} they stay applied; on any
+     * failure nothing is.
+     */
+    public PlacementResult placeGiven(CycleState cycle, Allocation proposed, boolean bind) {
+        ClusterState cluster = cycle.cluster();
+        JobSpec job = cycle.job();
+        ReplicaDemand demand = ReplicaDemand.of(job);
+        int count = job.shape().replicas();
+        if (proposed.replicas().size() != count) {
+            return PlacementResult.failed("job " + job.id() + " has " + count + " replicas, the placement gives " + proposed.replicas().size());
+        }
+        int mark = cluster.checkpoint();
+        List<List<GpuGrant>> replicas = new ArrayList<>(count);
+        for (int r = 0; r < count; r++) {
+            List<GpuGrant> given = proposed.replicas().get(r);
+            NodeState n = given.isEmpty() || given.getFirst().node() < 0 || given.getFirst().node() >= cluster.nodeCount()
+                    ? null : cluster.node(given.getFirst().node());
+            String why = n == null ? "names no node of this pool" : null;
+            int[] gpus = new int[given.size()];
+            for (int i = 0; i < gpus.length && why == null; i++) {
+                if (given.get(i).node() != n.id()) why = "spans nodes";
+                gpus[i] = given.get(i).gpu();
+            }
+            if (why == null) why = filterNode(cycle, demand, n);
+            if (why == null) why = GivenGpus.check(cycle, demand, n, gpus);
+            if (why != null) {
+                cluster.rollback(mark);
+                cycle.gangNodes.clear();
+                return PlacementResult.failed("job " + job.id() + " replica " + (r + 1) + "/" + count
+                        + (n == null ? "" : " on " + n.name()) + ": " + why);
             }
             replicas.add(grant(cycle, demand, n, gpus));
         }
@@ -158,8 +204,11 @@ public final class PlacementPipeline {
     }
 
     private record ReplicaChoice(int node, int[] gpus, Map<String, Integer> reasonCounts, int visited) {
-        String reasons() {
-            if (reasonCounts.isEmpty()) return "no node of an allowed GPU model has that much free capacity";
+        String reasons(ReplicaDemand demand) {
+            if (reasonCounts.isEmpty()) {
+                return "no node of an allowed GPU model has that much free capacity"
+                        + (demand.exclusive() && demand.requireNvlink() && demand.gpus() > 1 ? " inside one NVLink domain" : "");
+            }
             StringBuilder sb = new StringBuilder();
             reasonCounts.forEach((k, v) -> sb.append(sb.isEmpty() ? "" : "; ").append(v).append(" node").append(v == 1 ? "" : "s").append(' ').append(k));
             return sb.toString();
@@ -172,7 +221,7 @@ public final class PlacementPipeline {
         List<Integer> nodes = new ArrayList<>();
         List<int[]> choices = new ArrayList<>();
         Map<String, Integer> reasons = new TreeMap<>();
-        cluster.visitCandidates(models, demand.gpus(), demand.shareMilli(), tightFirst, id -> {
+        IntPredicate visit = id -> {
             NodeState n = cluster.node(id);
             String why = filterNode(cycle, demand, n);
             if (why != null) { reasons.merge(why, 1, Integer::sum); return true; }
@@ -184,7 +233,12 @@ public final class PlacementPipeline {
             nodes.add(id);
             choices.add(gpus);
             return nodes.size() < limit;
-        });
+        };
+        if (demand.exclusive() && demand.requireNvlink() && demand.gpus() > 1) {
+            cluster.visitNvlinkCandidates(models, demand.gpus(), tightFirst, visit);
+        } else {
+            cluster.visitCandidates(models, demand.gpus(), demand.shareMilli(), tightFirst, visit);
+        }
         if (nodes.isEmpty()) return new ReplicaChoice(-1, null, reasons, 0);
         if (nodes.size() == 1) return new ReplicaChoice(nodes.getFirst(), choices.getFirst(), reasons, 1);
         int size = nodes.size();

@@ -2,7 +2,6 @@ package io.gpupool.engine.placement;
 
 import io.gpupool.model.JobSpec;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,11 +12,25 @@ import java.util.Map;
  * score stays cheap.
  */
 public final class WorkloadProfile {
-    /** A task shape: {@code gpus} whole GPUs, or (gpus == 1, milli < 1000) one share; weight = popularity. */
-    public record Shape(int gpus, int milli, double weight) {}
+    /**
+     * A task shape: {@code gpus} whole GPUs, or (gpus == 1, milli < 1000) one share, on the GPU models
+     * {@code models} (empty: any); weight = popularity.
+     */
+    public record Shape(int gpus, int milli, java.util.Set<String> models, double weight) {
+        public Shape(int gpus, int milli, double weight) {
+            this(gpus, milli, java.util.Set.of(), weight);
+        }
+
+        /** Whether a task of this shape may run on GPUs of this model. */
+        public boolean allows(String model) {
+            return models.isEmpty() || models.contains(model);
+        }
+    }
+
+    private record Key(int gpus, int milli, java.util.Set<String> models) {}
 
     private static final int MAX_SHAPES = 12;
-    private final Map<Long, long[]> counts = new LinkedHashMap<>();
+    private final Map<Key, long[]> counts = new LinkedHashMap<>();
     private long total;
     private List<Shape> cached = List.of();
     private boolean dirty;
@@ -25,25 +38,39 @@ public final class WorkloadProfile {
     public void observe(JobSpec job) {
         ReplicaDemand d = ReplicaDemand.of(job);
         int milli = d.exclusive() ? 1000 : d.milli();
-        long key = ((long) d.gpus() << 16) | milli;
+        Key key = new Key(d.gpus(), milli, job.allowedModels());
         counts.computeIfAbsent(key, k -> new long[1])[0] += job.shape().replicas();
         total += job.shape().replicas();
         dirty = true;
     }
 
-    /** Shapes by popularity, weights summing to 1; empty before any job was seen. */
+    /**
+     * Shapes by popularity (ties: first seen first), weights summing to 1; empty before any job was seen.
+     * Recomputed after each new observation by selecting the top {@value #MAX_SHAPES} in one pass (no sort):
+     * FGD asks for it on every decision and a job arrives between most decisions.
+     */
     public List<Shape> shapes() {
         if (!dirty) return cached;
-        List<Map.Entry<Long, long[]>> es = new ArrayList<>(counts.entrySet());
-        es.sort((a, b) -> Long.compare(b.getValue()[0], a.getValue()[0]));
-        List<Shape> out = new ArrayList<>();
-        long kept = 0;
-        for (int i = 0; i < Math.min(MAX_SHAPES, es.size()); i++) kept += es.get(i).getValue()[0];
-        for (int i = 0; i < Math.min(MAX_SHAPES, es.size()); i++) {
-            long key = es.get(i).getKey();
-            out.add(new Shape((int) (key >>> 16), (int) (key & 0xffff), es.get(i).getValue()[0] / (double) kept));
+        Key[] topKey = new Key[MAX_SHAPES];
+        long[] topCount = new long[MAX_SHAPES];
+        int size = 0;
+        for (Map.Entry<Key, long[]> e : counts.entrySet()) {
+            long c = e.getValue()[0];
+            if (size == MAX_SHAPES && c <= topCount[size - 1]) continue;
+            int at = size == MAX_SHAPES ? size - 1 : size++;
+            while (at > 0 && topCount[at - 1] < c) {
+                topKey[at] = topKey[at - 1];
+                topCount[at] = topCount[at - 1];
+                at--;
+            }
+            topKey[at] = e.getKey();
+            topCount[at] = c;
         }
-        cached = List.copyOf(out);
+        long kept = 0;
+        for (int i = 0; i < size; i++) kept += topCount[i];
+        Shape[] out = new Shape[size];
+        for (int i = 0; i < size; i++) out[i] = new Shape(topKey[i].gpus(), topKey[i].milli(), topKey[i].models(), topCount[i] / (double) kept);
+        cached = List.of(out);
         dirty = false;
         return cached;
     }

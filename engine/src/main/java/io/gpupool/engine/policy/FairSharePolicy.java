@@ -80,6 +80,12 @@ public final class FairSharePolicy implements QueuePolicy {
         return "non-preemptible job would exceed tenant " + job.spec().tenant() + "'s guarantee, and borrowed GPUs must be reclaimable";
     }
 
+    /** Only a job that stays within its tenant's guarantee reclaims; without guarantees nobody does. */
+    @Override
+    public boolean mayPreemptAny(PolicyContext ctx, JobState job) {
+        return belowGuarantee(ctx.ledger(), job.spec().tenant(), job.gpuUnits());
+    }
+
     /** Reclaim: a job within its tenant's guarantee may preempt jobs of tenants above theirs. */
     @Override
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
@@ -88,6 +94,20 @@ public final class FairSharePolicy implements QueuePolicy {
         if (t.equals(v) || !belowGuarantee(ctx.ledger(), t, job.gpuUnits())) return false;
         TenantLedger.Account va = ctx.ledger().account(v);
         return va.gpus() > va.config().guaranteedGpus() + 1e-9;
+    }
+
+    /**
+     * Reclaim takes only what borrowers borrowed: a victim's tenant must still be above its guarantee once
+     * the victims already chosen from it are gone (otherwise a reclaim could push a tenant that borrowed one
+     * GPU far below its own guarantee while other borrowers keep theirs).
+     */
+    @Override
+    public boolean mayAlsoPreempt(PolicyContext ctx, JobState job, JobState victim, List<JobState> chosen) {
+        String v = victim.spec().tenant();
+        double taken = 0;
+        for (JobState c : chosen) if (c.spec().tenant().equals(v)) taken += c.gpuUnits();
+        TenantLedger.Account va = ctx.ledger().account(v);
+        return va.gpus() - taken > va.config().guaranteedGpus() + 1e-9;
     }
 
     @Override

@@ -16,6 +16,11 @@ public final class FcfsBackfillPolicy implements QueuePolicy {
 
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        return JobQueue.sorted(pending, Comparator.comparingLong((JobState j) -> j.spec().submitTimeMs()));
+        return JobQueue.sorted(pending, standingOrder(ctx));
+    }
+
+    @Override
+    public Comparator<JobState> standingOrder(PolicyContext ctx) {
+        return Comparator.comparingLong((JobState j) -> j.spec().submitTimeMs());
     }
 }

@@ -2,7 +2,6 @@ package io.gpupool.engine.policy;
 
 import io.gpupool.model.JobSpec;
 
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -13,8 +12,8 @@ import java.util.Map;
  */
 public final class HistoryMedianPredictor implements RuntimePredictor {
     static final int WINDOW = 64;
-    private final Map<String, Ring> history = new HashMap<>();
-    private final Ring global = new Ring();
+    private final Map<String, RecentRunTimes> history = new HashMap<>();
+    private final RecentRunTimes global = new RecentRunTimes(WINDOW);
     private final long defaultMs;
 
     public HistoryMedianPredictor(long defaultMs) {
@@ -26,44 +25,21 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
     @Override
     public long predictMs(JobSpec job) {
         if (job.runtimeEstimateMs().isPresent()) return job.runtimeEstimateMs().getAsLong();
-        Ring r = history.get(userNameKey(job));
-        if (r == null || r.size == 0) r = history.get(userKey(job));
-        if (r == null || r.size == 0) r = global;
-        return r.size == 0 ? defaultMs : Math.max(1, r.median());
+        RecentRunTimes r = history.get(userNameKey(job));
+        if (r == null || r.size() == 0) r = history.get(userKey(job));
+        if (r == null || r.size() == 0) r = global;
+        return r.size() == 0 ? defaultMs : Math.max(1, r.median());
     }
 
     @Override
     public void observe(JobSpec job, long runMs) {
         if (runMs <= 0) return;
-        history.computeIfAbsent(userNameKey(job), k -> new Ring()).add(runMs);
-        history.computeIfAbsent(userKey(job), k -> new Ring()).add(runMs);
+        history.computeIfAbsent(userNameKey(job), k -> new RecentRunTimes(WINDOW)).add(runMs);
+        history.computeIfAbsent(userKey(job), k -> new RecentRunTimes(WINDOW)).add(runMs);
         global.add(runMs);
     }
 
     private static String userNameKey(JobSpec j) { return "un\u0000" + j.user() + "\u0000" + j.name(); }
 
     private static String userKey(JobSpec j) { return "u\u0000" + j.user(); }
-
-    private static final class Ring {
-        final long[] values = new long[WINDOW];
-        int size;
-        int next;
-        long median = -1;   // cached until the next add
-
-        void add(long v) {
-            median = -1;
-            values[next] = v;
-            next = (next + 1) % WINDOW;
-            if (size < WINDOW) size++;
-        }
-
-        long median() {
-            if (median < 0) {
-                long[] c = Arrays.copyOf(values, size);
-                Arrays.sort(c);
-                median = size % 2 == 1 ? c[size / 2] : (c[size / 2 - 1] + c[size / 2]) / 2;
-            }
-            return median;
-        }
-    }
 }

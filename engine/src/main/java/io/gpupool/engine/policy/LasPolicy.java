@@ -26,18 +26,43 @@ public final class LasPolicy implements QueuePolicy {
         return q;
     }
 
+    /** Highest queue of a running job when this round's order was made: no victim of the round is above it. */
+    private int highestQueue;
+
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
+        return JobQueue.sorted(pending, standingOrder(ctx));
+    }
+
+    /**
+     * A waiting job's attained service does not change, so neither does its queue. Called once per round
+     * (by {@link #queue} or the scheduler's standing queue): it also notes the highest queue in use.
+     */
+    @Override
+    public Comparator<JobState> standingOrder(PolicyContext ctx) {
         List<Double> th = ctx.config().lasThresholdsGpuSec();
         long now = ctx.nowMs();
-        return JobQueue.sorted(pending, Comparator.comparingInt((JobState j) -> queueOf(j, now, th))
-                .thenComparingLong(j -> j.spec().submitTimeMs()));
+        highestQueue = 0;
+        for (JobState j : ctx.running()) highestQueue = Math.max(highestQueue, queueOf(j, now, th));
+        return Comparator.comparingInt((JobState j) -> queueOf(j, now, th)).thenComparingLong(j -> j.spec().submitTimeMs());
+    }
+
+    /** Only a job below the highest queue in use this round has a later queue to take GPUs from. */
+    @Override
+    public boolean mayPreemptAny(PolicyContext ctx, JobState job) {
+        return queueOf(job, ctx.nowMs(), ctx.config().lasThresholdsGpuSec()) < highestQueue;
     }
 
     @Override
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
         List<Double> th = ctx.config().lasThresholdsGpuSec();
         return queueOf(victim, ctx.nowMs(), th) > queueOf(job, ctx.nowMs(), th);
+    }
+
+    /** Victims are ordered by queue, latest first, and allowed in a queue later than the job's. */
+    @Override
+    public boolean allowedVictimsComeFirst() {
+        return true;
     }
 
     @Override

@@ -11,20 +11,40 @@ import java.util.Comparator;
  * top it starts within the longest remaining run of the jobs holding its GPUs: no starvation.
  * With priorities p_low < p_high and aging rate a, a low job overtakes fresh high jobs after
  * (p_high - p_low) / a hours.
+ *
+ * <p>The queue is ordered by the effective priority expressed in whole milliseconds of waiting,
+ * {@code waited + round(priority x 1 h / a)}: the same order, but in integers, so two jobs whose effective
+ * priorities are equal stay equal in every round and go in arrival order (in floating point, the tie of
+ * "priority 0 after 1 h 15 min" and "priority 10 after 0 h" at a = 8/h could fall either way and change
+ * from round to round).
  */
 public final class PriorityAgingPolicy implements QueuePolicy {
+    private static final double HOUR_MS = 3_600_000.0;
+    /** Bound on the priority term, so that adding the wait never overflows. */
+    private static final double MAX_PRIORITY_MS = 1e18;
+
     @Override public String name() { return "priority"; }
 
     @Override public BlockingMode blocking() { return BlockingMode.BACKFILL; }
 
     public static double effectivePriority(JobState j, long nowMs, double agingPerHour) {
-        return j.spec().priority() + agingPerHour * (j.waitedMs(nowMs) / 3_600_000.0);
+        return j.spec().priority() + agingPerHour * (j.waitedMs(nowMs) / HOUR_MS);
+    }
+
+    /**
+     * Effective priority in milliseconds of waiting at aging rate {@code a > 0}: higher goes first. Whole
+     * milliseconds, so exact ties are exact.
+     */
+    public static long agedWaitMs(JobState j, long nowMs, double agingPerHour) {
+        double priorityMs = Math.rint(j.spec().priority() * HOUR_MS / agingPerHour);
+        return (long) Math.max(-MAX_PRIORITY_MS, Math.min(MAX_PRIORITY_MS, priorityMs)) + j.waitedMs(nowMs);
     }
 
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
         long now = ctx.nowMs();
         double rate = ctx.config().agingPerHour();
-        return JobQueue.sorted(pending, Comparator.comparingDouble((JobState j) -> -effectivePriority(j, now, rate)));
+        if (rate <= 0) return JobQueue.sorted(pending, Comparator.comparingInt((JobState j) -> -j.spec().priority()));
+        return JobQueue.sorted(pending, Comparator.comparingLong((JobState j) -> -agedWaitMs(j, now, rate)));
     }
 }

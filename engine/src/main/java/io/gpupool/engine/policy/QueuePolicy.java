@@ -18,6 +18,17 @@ public interface QueuePolicy {
     /** This round's pending jobs in the order to try them. */
     JobQueue queue(PolicyContext ctx, Collection<JobState> pending);
 
+    /**
+     * The order of {@link #queue} when it is a key of each job that does not change while the job waits
+     * (submit time; attained service, which only grows while a job runs); null (the default) when the
+     * order must be computed afresh every round. With a standing order the scheduler keeps the queue
+     * sorted as jobs come and go ({@link StandingQueue}) instead of sorting every pending job each round.
+     * It must give the same order as {@link #queue}; ties go to arrival order in both.
+     */
+    default Comparator<JobState> standingOrder(PolicyContext ctx) {
+        return null;
+    }
+
     /** Whether {@code victim} (running, preemptible) may be stopped so that {@code job} can start. */
     default boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
         return false;
@@ -25,6 +36,34 @@ public interface QueuePolicy {
 
     /** Whether the policy preempts at all (lets the dispatcher skip victim search). */
     default boolean preemptive() {
+        return false;
+    }
+
+    /**
+     * Whether {@code job} could preempt anything now, checked before the running jobs are scanned for
+     * victims: false spares that scan when the answer does not depend on the victim (e.g. a tenant above its
+     * guarantee reclaims nothing). Must be true whenever {@link #mayPreempt} is true for some job that was
+     * running when the round began (a job started at the round's instant is never a victim). Called during a
+     * round, after that round's {@link #queue}.
+     */
+    default boolean mayPreemptAny(PolicyContext ctx, JobState job) {
+        return preemptive();
+    }
+
+    /**
+     * Whether {@code victim} may be taken for {@code job} on top of the victims already {@code chosen} for it
+     * in the same plan (checked as the plan grows). Default: yes.
+     */
+    default boolean mayAlsoPreempt(PolicyContext ctx, JobState job, JobState victim, java.util.List<JobState> chosen) {
+        return true;
+    }
+
+    /**
+     * Whether the jobs {@link #mayPreempt} allows always come first in {@link #victimOrder}, whatever the
+     * preempting job (true where the rule and the order use one measure, as in las and srtf-oracle): the
+     * victim search may then stop at the first running job it may not take.
+     */
+    default boolean allowedVictimsComeFirst() {
         return false;
     }
 

@@ -27,12 +27,24 @@ public final class SrtfOraclePolicy implements QueuePolicy {
 
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        return JobQueue.sorted(pending, Comparator.comparingLong((JobState j) -> remainingMs(ctx, j)));
+        return JobQueue.sorted(pending, standingOrder(ctx));
+    }
+
+    /** A waiting job's remaining run time does not change. */
+    @Override
+    public Comparator<JobState> standingOrder(PolicyContext ctx) {
+        return Comparator.comparingLong((JobState j) -> remainingMs(ctx, j));
     }
 
     @Override
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
         return remainingMs(ctx, victim) > remainingMs(ctx, job);
+    }
+
+    /** Victims are ordered by remaining time, longest first, and allowed when it is longer than the job's. */
+    @Override
+    public boolean allowedVictimsComeFirst() {
+        return true;
     }
 
     @Override

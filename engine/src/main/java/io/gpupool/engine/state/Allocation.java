@@ -8,8 +8,12 @@ public record Allocation(String jobId, List<List<GpuGrant>> replicas) {
         replicas = replicas.stream().map(List::copyOf).toList();
     }
 
+    /** All grants, replica after replica (no copy for the common single-replica job: it is on every release path). */
     public List<GpuGrant> grants() {
-        return replicas.stream().flatMap(List::stream).toList();
+        if (replicas.size() == 1) return replicas.getFirst();
+        List<GpuGrant> all = new java.util.ArrayList<>();
+        for (List<GpuGrant> r : replicas) all.addAll(r);
+        return java.util.Collections.unmodifiableList(all);
     }
 
     public long gpuMilli() {

@@ -6,8 +6,9 @@ import java.util.Arrays;
 
 /**
  * Buckets of schedulable nodes by free capacity, per GPU model, so that placement visits only nodes
- * that can hold a request instead of scanning the cluster. Two bucketings: by number of fully free
- * GPUs (whole-GPU requests) and by the largest free share on one GPU (fractional requests).
+ * that can hold a request instead of scanning the cluster. Three bucketings: by number of fully free
+ * GPUs (whole-GPU requests), by the most idle GPUs inside one NVLink domain (whole-GPU requests that must
+ * stay inside one domain) and by the largest free share on one GPU (fractional requests).
  * Buckets are bit sets visited in node-id order: O(1) updates, and the visiting order depends only on the
  * current state, never on the history of updates, so a rolled-back what-if leaves it exactly as it was.
  */
@@ -16,20 +17,24 @@ final class CapacityIndex {
     static final int MILLI_BUCKETS = GpuShare.WHOLE / MILLI_BUCKET + 1;
 
     private final Bucketing byFreeGpus;
+    private final Bucketing byFreeInNvlinkDomain;
     private final Bucketing byShareMilli;
 
     CapacityIndex(int maxGpus) {
         byFreeGpus = new Bucketing(maxGpus + 1);
+        byFreeInNvlinkDomain = new Bucketing(maxGpus + 1);
         byShareMilli = new Bucketing(MILLI_BUCKETS);
     }
 
     void update(NodeState n) {
         if (n.cordoned) {
             byFreeGpus.remove(n.id);
+            byFreeInNvlinkDomain.remove(n.id);
             byShareMilli.remove(n.id);
             return;
         }
         byFreeGpus.put(n.id, Math.min(n.fullyFreeGpus, byFreeGpus.bucketCount() - 1));
+        byFreeInNvlinkDomain.put(n.id, Math.min(n.maxIdleInNvlinkDomain, byFreeInNvlinkDomain.bucketCount() - 1));
         if (n.maxShareableMilli < 0) byShareMilli.remove(n.id);
         else byShareMilli.put(n.id, n.maxShareableMilli / MILLI_BUCKET);
     }
@@ -38,6 +43,9 @@ final class CapacityIndex {
 
     /** Visits the nodes with exactly k fully free GPUs in id order; false when the visitor stopped. */
     boolean visitFreeGpuBucket(int k, java.util.function.IntPredicate v) { return byFreeGpus.visit(k, v); }
+
+    /** Visits the nodes with exactly k idle GPUs in their best NVLink domain, in id order; false when stopped. */
+    boolean visitNvlinkBucket(int k, java.util.function.IntPredicate v) { return byFreeInNvlinkDomain.visit(k, v); }
 
     /** Visits the nodes whose largest free share falls in bucket b, in id order; false when stopped. */
     boolean visitShareBucket(int b, java.util.function.IntPredicate v) { return byShareMilli.visit(b, v); }

@@ -27,6 +27,7 @@ public final class ClusterState {
     private final Map<String, Integer> nodeByName = new HashMap<>();
     private final Map<String, CapacityIndex> indexByModel = new LinkedHashMap<>();
     private final Map<String, GpuModel> models = new LinkedHashMap<>();
+    private final Map<NodeShape, Integer> shapes = new LinkedHashMap<>();
     private long[] journalNode = new long[64];
     private int[] journalMilli = new int[64];
     private long[] journalMem = new long[64];
@@ -64,6 +65,7 @@ public final class ClusterState {
         nodes.add(n);
         nodeByName.put(spec.name(), n.id);
         models.putIfAbsent(model.id(), model);
+        shapes.merge(NodeShape.of(n), 1, Integer::sum);
         indexByModel.computeIfAbsent(model.id(), k -> new CapacityIndex(maxGpusPerNode)).update(n);
         totalMilli += (long) n.gpuCount() * GpuShare.WHOLE;
         totalMemoryMib += (long) n.gpuCount() * model.memoryMib();
@@ -76,6 +78,29 @@ public final class ClusterState {
     public Integer nodeId(String name) { return nodeByName.get(name); }
     public Collection<GpuModel> models() { return models.values(); }
     public int maxGpusPerNode() { return maxGpusPerNode; }
+
+    /**
+     * What decides whether a job could ever run on a node: its GPU model, GPU count, memory per GPU (with
+     * oversubscription) and the sizes of its NVLink domains. Many nodes share one shape, so a question about
+     * the empty pool (admission at submit) costs O(shapes), not O(nodes).
+     */
+    public record NodeShape(GpuModel model, int gpus, long memoryCapacityMib, List<Integer> nvlinkDomainSizes) {
+        static NodeShape of(NodeState n) {
+            return new NodeShape(n.model(), n.gpuCount(), n.memoryCapacityMib(),
+                    n.spec().nvlinkDomains().stream().map(List::size).sorted().toList());
+        }
+
+        /** GPUs in the largest NVLink domain (1 without NVLink: a GPU alone). */
+        public int largestNvlinkDomain() {
+            return nvlinkDomainSizes.isEmpty() ? 1 : nvlinkDomainSizes.getLast();
+        }
+    }
+
+    /** Every node shape of the pool with how many nodes have it (cordon and health do not change shapes). */
+    public Map<NodeShape, Integer> nodeShapes() {
+        return java.util.Collections.unmodifiableMap(shapes);
+    }
+
     /** Compute capacity of all GPUs, in thousandths of a GPU. */
     public long totalMilli() { return totalMilli; }
     /** Physical GPU memory of all GPUs. */
@@ -91,13 +116,26 @@ public final class ClusterState {
 
     // ---- mutation -------------------------------------------------------------------------------
 
-    /** Takes the grants' capacity. Throws if any grant does not fit (a bug in the caller). */
+    /** Takes the grants' capacity for new work. Throws if any grant does not fit (a bug in the caller). */
     public void apply(List<GpuGrant> grants) {
+        take(grants, true);
+    }
+
+    /**
+     * Gives a job back grants it held before and that were released in a what-if (a preemption plan
+     * sparing a victim). Every capacity rule holds as for {@link #apply}, but not the health rule: a job keeps
+     * running on a GPU that turned unhealthy under it, so its grant there is still its own.
+     */
+    public void reinstate(List<GpuGrant> grants) {
+        take(grants, false);
+    }
+
+    private void take(List<GpuGrant> grants, boolean newWork) {
         for (GpuGrant g : grants) {
             NodeState n = nodes.get(g.node());
             int i = g.gpu();
-            boolean ok = g.exclusive() ? n.isFullyFree(i)
-                    : n.canShare(i) && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib();
+            boolean ok = (!newWork || n.healthy[i]) && (g.exclusive() ? n.tasks[i] == 0
+                    : n.tasks[i] < n.spec.splitCount() && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib());
             if (!ok) throw new IllegalStateException("grant does not fit: " + g + " on " + n.name());
             record(n, i);
             usedMilli += g.milli();
@@ -202,11 +240,7 @@ public final class ClusterState {
      * fractional requests (memory is checked by the caller).
      */
     public void visitCandidates(Collection<String> modelIds, int gpus, int shareMilli, boolean tightestFirst, IntPredicate visitor) {
-        List<CapacityIndex> idx = new ArrayList<>(modelIds.size());
-        for (String m : modelIds) {
-            CapacityIndex ci = indexByModel.get(m);
-            if (ci != null) idx.add(ci);
-        }
+        List<CapacityIndex> idx = indexesOf(modelIds);
         if (shareMilli > 0) {
             int lo = shareMilli / CapacityIndex.MILLI_BUCKET;
             int hi = CapacityIndex.MILLI_BUCKETS - 1;
@@ -225,6 +259,31 @@ public final class ClusterState {
                 if (!ci.visitFreeGpuBucket(k, visitor)) return;
             }
         }
+    }
+
+    /**
+     * Visits schedulable nodes of the given models with at least {@code gpus} idle, healthy GPUs inside one
+     * NVLink domain, tightest domain first ({@code tightestFirst}) or loosest first; the visitor returns
+     * false to stop. For replicas that must keep to one domain: nodes without such a domain are never visited.
+     */
+    public void visitNvlinkCandidates(Collection<String> modelIds, int gpus, boolean tightestFirst, IntPredicate visitor) {
+        List<CapacityIndex> idx = indexesOf(modelIds);
+        int hi = maxGpusPerNode;
+        for (int step = 0; step <= hi - gpus; step++) {
+            int k = tightestFirst ? gpus + step : hi - step;
+            for (CapacityIndex ci : idx) {
+                if (!ci.visitNvlinkBucket(k, visitor)) return;
+            }
+        }
+    }
+
+    private List<CapacityIndex> indexesOf(Collection<String> modelIds) {
+        List<CapacityIndex> idx = new ArrayList<>(modelIds.size());
+        for (String m : modelIds) {
+            CapacityIndex ci = indexByModel.get(m);
+            if (ci != null) idx.add(ci);
+        }
+        return idx;
     }
 
     /** Model IDs present in the pool. */

@@ -23,7 +23,9 @@ public final class NodeState {
     // Derived aggregates kept for the capacity index.
     int fullyFreeGpus;
     int maxShareableMilli;
+    int maxIdleInNvlinkDomain;
     long usedMilli;
+    private final int[] idleInDomain;   // scratch for recompute()
 
     NodeState(int id, NodeSpec spec) {
         this.id = id;
@@ -37,6 +39,7 @@ public final class NodeState {
         this.freeMemoryMib = new long[n];
         this.tasks = new int[n];
         this.healthy = new boolean[n];
+        this.idleInDomain = new int[domainCount];
         for (int g = 0; g < n; g++) {
             freeMilli[g] = GpuShare.WHOLE;
             freeMemoryMib[g] = memoryCapacityMib;
@@ -49,14 +52,21 @@ public final class NodeState {
         int full = 0;
         int maxShare = -1;
         long used = 0;
+        java.util.Arrays.fill(idleInDomain, 0);
+        int maxInDomain = 0;
         for (int g = 0; g < freeMilli.length; g++) {
             used += GpuShare.WHOLE - freeMilli[g];
             if (!healthy[g]) continue;
-            if (tasks[g] == 0) full++;
+            if (tasks[g] == 0) {
+                full++;
+                int d = domainOfGpu[g];
+                if (d >= 0) maxInDomain = Math.max(maxInDomain, ++idleInDomain[d]);
+            }
             if (canShare(g) && freeMilli[g] > maxShare) maxShare = freeMilli[g];
         }
         fullyFreeGpus = full;
         maxShareableMilli = maxShare;
+        maxIdleInNvlinkDomain = maxInDomain;
         usedMilli = used;
     }
 
@@ -84,6 +94,8 @@ public final class NodeState {
     public int domainCount() { return domainCount; }
     public long memoryCapacityMib() { return memoryCapacityMib; }
     public int fullyFreeGpus() { return fullyFreeGpus; }
+    /** Most idle, healthy GPUs inside one NVLink domain (0 when the node has no NVLink). */
+    public int maxIdleInNvlinkDomain() { return maxIdleInNvlinkDomain; }
     /** Largest free compute on a GPU that can take a share; -1 when none can. */
     public int maxShareableMilli() { return maxShareableMilli; }
     /** Compute in use over all GPUs, in thousandths of a GPU. */

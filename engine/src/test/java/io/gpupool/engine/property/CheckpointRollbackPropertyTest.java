@@ -73,7 +73,7 @@ class CheckpointRollbackPropertyTest {
     /** What the test remembers at a checkpoint. */
     private record Saved(int mark, String state, List<String> index, List<GpuGrant> held) {}
 
-    @Property(tries = 300, shrinking = ShrinkingMode.FULL)
+    @Property(tries = 300, shrinking = ShrinkingMode.BOUNDED)
     void rollbackRestoresTheExactPriorStateAndTheIndexMatchesAFreshState(
             @ForAll("clusters") List<PropertyPools.NodeGen> cluster, @ForAll("ops") List<Op> ops) {
         ClusterSpec spec = PropertyPools.spec(cluster);
@@ -139,7 +139,7 @@ class CheckpointRollbackPropertyTest {
      * exactly as it was, so a dry run (a reservation, a preemption what-if) cannot change which node a
      * later placement picks among equally good ones.
      */
-    @Property(tries = 200, shrinking = ShrinkingMode.FULL)
+    @Property(tries = 200, shrinking = ShrinkingMode.BOUNDED)
     void rollbackRestoresTheIndexVisitingOrderExactly(
             @ForAll("clusters") List<PropertyPools.NodeGen> cluster, @ForAll("ops") List<Op> before, @ForAll("ops") List<Op> inside) {
         ClusterSpec spec = PropertyPools.spec(cluster);
@@ -178,6 +178,17 @@ class CheckpointRollbackPropertyTest {
         return new GpuGrant(n.id(), g, milli, mem, false);
     }
 
+    /** Ground truth, from the GPUs themselves: the most idle, healthy GPUs in one NVLink domain of the node. */
+    static int idleInBestDomain(NodeState n) {
+        int best = 0;
+        for (List<Integer> d : n.spec().nvlinkDomains()) {
+            int idle = 0;
+            for (int g : d) if (n.isFullyFree(g)) idle++;
+            best = Math.max(best, idle);
+        }
+        return best;
+    }
+
     /** Same state and same index answers as a fresh ClusterState with the same flags and grants; index is sound and complete. */
     static void assertMatchesFresh(ClusterSpec spec, ClusterState c, List<GpuGrant> held) {
         ClusterState fresh = new ClusterState(spec);
@@ -197,12 +208,13 @@ class CheckpointRollbackPropertyTest {
         for (Collection<String> ms : modelSets) {
             for (int[] q : PropertyPools.INDEX_QUERIES) {
                 Set<Integer> seen = new HashSet<>();
-                c.visitCandidates(ms, q[0], q[1], true, id -> { assertThat(seen.add(id)).as("node visited twice").isTrue(); return true; });
+                PropertyPools.visit(c, ms, q, true, id -> { assertThat(seen.add(id)).as("node visited twice").isTrue(); return true; });
                 for (NodeState n : c.nodes()) {
                     boolean eligible = !n.cordoned() && ms.contains(n.model().id());
-                    boolean mustVisit = eligible && (q[1] > 0 ? n.maxShareableMilli() >= q[1] : n.fullyFreeGpus() >= q[0]);
+                    boolean mustVisit = eligible && (q[1] > 0 ? n.maxShareableMilli() >= q[1]
+                            : q[2] == 1 ? idleInBestDomain(n) >= q[0] : n.fullyFreeGpus() >= q[0]);
                     boolean mayVisit = eligible && (q[1] > 0 ? n.maxShareableMilli() >= 0 && n.maxShareableMilli() / 50 >= q[1] / 50 : mustVisit);
-                    String what = n.name() + " for " + q[0] + " GPUs / share " + q[1] + " models " + ms;
+                    String what = n.name() + " for " + q[0] + " GPUs / share " + q[1] + (q[2] == 1 ? " in one NVLink domain" : "") + " models " + ms;
                     if (mustVisit) assertThat(seen).as("index misses %s", what).contains(n.id());
                     if (!mayVisit) assertThat(seen).as("index proposes %s", what).doesNotContain(n.id());
                 }

@@ -55,7 +55,7 @@ class GangAtomicityPropertyTest {
                 .as(Probe::new).list().ofMinSize(1).ofMaxSize(12);
     }
 
-    @Property(tries = 250, shrinking = ShrinkingMode.FULL)
+    @Property(tries = 250, shrinking = ShrinkingMode.BOUNDED)
     void failedPlacementsAndDryRunsLeaveTheCapacityStateUntouched(
             @ForAll("policies") String policy,
             @ForAll("placements") String placement,
@@ -105,7 +105,7 @@ class GangAtomicityPropertyTest {
      * A dry run is free of side effects a user could notice: after {@code place(cycle, false)} the next real
      * placement gives the same GPUs as on an identical pool where no dry run happened.
      */
-    @Property(tries = 200, shrinking = ShrinkingMode.FULL)
+    @Property(tries = 200, shrinking = ShrinkingMode.BOUNDED)
     void aDryRunDoesNotChangeWhereTheNextJobGoes(
             @ForAll("placements") String placement,
             @ForAll("clusters") List<PropertyPools.NodeGen> cluster,

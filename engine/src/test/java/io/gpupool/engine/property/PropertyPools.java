@@ -117,7 +117,7 @@ final class PropertyPools {
         StringBuilder sb = new StringBuilder();
         for (NodeState n : c.nodes()) {
             sb.append(n.name()).append(n.cordoned() ? "[C]" : "").append(" ffg=").append(n.fullyFreeGpus())
-                    .append(" maxShare=").append(n.maxShareableMilli()).append(" used=").append(n.usedMilli()).append(" {");
+                    .append(" maxShare=").append(n.maxShareableMilli()).append(" nvl=").append(n.maxIdleInNvlinkDomain()).append(" used=").append(n.usedMilli()).append(" {");
             for (int g = 0; g < n.gpuCount(); g++) {
                 sb.append(g).append(':').append(n.freeMilli(g)).append('/').append(n.freeMemoryMib(g)).append('/').append(n.tasks(g))
                         .append(n.healthy(g) ? "" : "!").append(' ');
@@ -127,8 +127,24 @@ final class PropertyPools {
         return sb.toString();
     }
 
-    /** Requests the index is asked in snapshots: whole-GPU counts and share sizes, both visiting orders. */
-    static final int[][] INDEX_QUERIES = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {1, 1}, {1, 250}, {1, 500}, {1, 999}, {1, 1000}};
+    /**
+     * Requests the index is asked in snapshots: {whole GPUs, share milli, inside one NVLink domain (1)}, asked
+     * in both visiting orders.
+     */
+    static final int[][] INDEX_QUERIES = {{1, 0, 0}, {2, 0, 0}, {4, 0, 0}, {8, 0, 0}, {1, 1, 0}, {1, 250, 0}, {1, 500, 0},
+            {1, 999, 0}, {1, 1000, 0}, {2, 0, 1}, {3, 0, 1}, {4, 0, 1}, {8, 0, 1}};
+
+    /** Asks the index one of {@link #INDEX_QUERIES}. */
+    static void visit(ClusterState c, Collection<String> models, int[] q, boolean tight, java.util.function.IntPredicate v) {
+        if (q[2] == 1) c.visitNvlinkCandidates(models, q[0], tight, v);
+        else c.visitCandidates(models, q[0], q[1], tight, v);
+    }
+
+    /** The bucket a node is in for a query: what the index sorts by. */
+    static int bucketOf(ClusterState c, NodeState n, int[] q) {
+        if (q[1] > 0) return n.maxShareableMilli() / 50;
+        return Math.min(q[2] == 1 ? n.maxIdleInNvlinkDomain() : n.fullyFreeGpus(), c.maxGpusPerNode());
+    }
 
     /** The exact visiting order of the capacity index for a fixed set of queries. */
     static List<List<Integer>> indexOrder(ClusterState c) {
@@ -140,7 +156,7 @@ final class PropertyPools {
             for (int[] q : INDEX_QUERIES) {
                 for (boolean tight : new boolean[] {true, false}) {
                     List<Integer> seen = new ArrayList<>();
-                    c.visitCandidates(ms, q[0], q[1], tight, id -> { seen.add(id); return true; });
+                    visit(c, ms, q, tight, id -> { seen.add(id); return true; });
                     out.add(seen);
                 }
             }
@@ -161,13 +177,13 @@ final class PropertyPools {
             for (int[] q : INDEX_QUERIES) {
                 for (boolean tight : new boolean[] {true, false}) {
                     List<Integer> seen = new ArrayList<>();
-                    c.visitCandidates(ms, q[0], q[1], tight, id -> { seen.add(id); return true; });
+                    visit(c, ms, q, tight, id -> { seen.add(id); return true; });
                     StringBuilder sb = new StringBuilder(ms + " " + Arrays.toString(q) + " " + tight + ":");
                     String groupKey = null;
                     List<Integer> group = new ArrayList<>();
                     for (int id : seen) {
                         NodeState n = c.node(id);
-                        int bucket = q[1] > 0 ? n.maxShareableMilli() / 50 : Math.min(n.fullyFreeGpus(), c.maxGpusPerNode());
+                        int bucket = bucketOf(c, n, q);
                         String k = bucket + "/" + n.model().id();
                         if (!k.equals(groupKey)) {
                             if (groupKey != null) sb.append(' ').append(groupKey).append(group.stream().sorted().toList());

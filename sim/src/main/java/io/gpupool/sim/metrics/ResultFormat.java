@@ -5,25 +5,39 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
-/** Renders results of several policies side by side: console table, JSON array, CSV. */
+/** Renders the results of several policies side by side: console table, JSON array, CSV. */
 public final class ResultFormat {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     private ResultFormat() {}
 
-    public static String json(List<SimulationResult> results) {
+    /** A JSON array, one object per policy: the summary fields, then {@code extra} (trace facts), then tenants. */
+    public static String json(List<SimulationResult> results, Map<String, Object> extra) {
         List<Map<String, Object>> rows = new ArrayList<>();
-        for (SimulationResult r : results) rows.add(r.summary());
+        for (SimulationResult r : results) {
+            Map<String, Object> m = new LinkedHashMap<>(r.summary());
+            m.put("trace", r.trace());
+            m.putAll(extra);
+            m.put("tenants", r.tenantRows());
+            rows.add(m);
+        }
+        return toJson(rows);
+    }
+
+    public static String toJson(Object value) {
         try {
-            return JSON.writeValueAsString(rows);
+            return JSON.writeValueAsString(value);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
     }
 
+    /** One CSV row per policy with the summary fields. */
     public static String csv(List<SimulationResult> results) {
         StringBuilder sb = new StringBuilder();
         List<String> keys = new ArrayList<>(results.getFirst().summary().keySet());
@@ -31,37 +45,75 @@ public final class ResultFormat {
         for (SimulationResult r : results) {
             Map<String, Object> m = r.summary();
             List<String> vals = new ArrayList<>();
-            for (String k : keys) vals.add(String.valueOf(m.get(k)));
+            for (String k : keys) vals.add(csvCell(String.valueOf(m.get(k))));
             sb.append(String.join(",", vals)).append('\n');
         }
         return sb.toString();
     }
 
+    private static String csvCell(String v) {
+        return v.contains(",") || v.contains("\"") ? '"' + v.replace("\"", "\"\"") + '"' : v;
+    }
+
+    /** A column of the table: the goal it belongs to, its heading and how a result shows in it. */
+    private record Column(String goal, String head, Function<SimulationResult, String> cell) {}
+
+    private static final List<Column> COLUMNS = List.of(
+            new Column("", "policy", SimulationResult::policy),
+            new Column("", "jobs", r -> String.valueOf(r.jobs())),
+            new Column("utilization", "util", r -> pct(r.utilization())),
+            new Column("utilization", "frag", r -> pct(r.fragmentation())),
+            new Column("waiting", "avg wait", r -> dur(r.waiting().mean())),
+            new Column("waiting", "p95 wait", r -> dur(r.waiting().p95())),
+            new Column("waiting", "max wait", r -> dur(r.waiting().max())),
+            new Column("completion time", "avg JCT", r -> dur(r.jct().mean())),
+            new Column("completion time", "p50 JCT", r -> dur(r.jct().p50())),
+            new Column("completion time", "p95 JCT", r -> dur(r.jct().p95())),
+            new Column("completion time", "p99 JCT", r -> dur(r.jct().p99())),
+            new Column("completion time", "slowdown", r -> String.format("%.2f", r.slowdown().mean())),
+            new Column("completion time", "makespan", r -> dur(r.makespanSec())),
+            new Column("fairness", "Jain", r -> String.format("%.3f", r.jainFairness())),
+            new Column("", "preempt", r -> String.valueOf(r.preemptions())));
+
     /** One row per policy, the four goals in column groups. */
     public static String table(List<SimulationResult> results) {
-        String[] head = {"policy", "jobs", "avg JCT", "p50 JCT", "p95 JCT", "p99 JCT", "avg wait", "max wait", "slowdown", "makespan", "util", "Jain", "preempt"};
+        int c = COLUMNS.size();
         List<String[]> rows = new ArrayList<>();
         for (SimulationResult r : results) {
-            Map<String, Object> m = r.summary();
-            rows.add(new String[] {
-                    (String) m.get("policy"), String.valueOf(m.get("jobs")),
-                    dur(m.get("avg_jct_s")), dur(m.get("p50_jct_s")), dur(m.get("p95_jct_s")), dur(m.get("p99_jct_s")),
-                    dur(m.get("avg_wait_s")), dur(m.get("max_wait_s")), String.format("%.2f", (double) m.get("avg_slowdown")),
-                    dur(m.get("makespan_s")), String.format("%.1f%%", 100 * (double) m.get("utilization")),
-                    String.format("%.3f", (double) m.get("jain_fairness")), String.valueOf(m.get("preemptions"))});
+            String[] row = new String[c];
+            for (int i = 0; i < c; i++) row[i] = COLUMNS.get(i).cell().apply(r);
+            rows.add(row);
         }
-        int[] w = new int[head.length];
-        for (int i = 0; i < head.length; i++) {
-            w[i] = head[i].length();
+        int[] w = new int[c];
+        for (int i = 0; i < c; i++) {
+            w[i] = COLUMNS.get(i).head().length();
             for (String[] r : rows) w[i] = Math.max(w[i], r[i].length());
         }
         StringBuilder sb = new StringBuilder();
-        line(sb, head, w);
+        // goal headings centred over their column groups
+        StringBuilder goals = new StringBuilder();
+        for (int i = 0; i < c; ) {
+            String goal = COLUMNS.get(i).goal();
+            int j = i, width = 0;
+            while (j < c && COLUMNS.get(j).goal().equals(goal)) width += w[j++] + 2;
+            width -= 2;
+            String label = goal.isEmpty() ? "" : goal.length() + 2 > width ? goal : pad(goal, width);
+            goals.append(i == 0 ? "" : "  ").append(String.format("%-" + Math.max(1, width) + "s", label));
+            i = j;
+        }
+        sb.append(goals.toString().stripTrailing()).append('\n');
+        line(sb, COLUMNS.stream().map(Column::head).toArray(String[]::new), w);
         StringBuilder sep = new StringBuilder();
-        for (int i = 0; i < w.length; i++) sep.append(i == 0 ? "" : "  ").append("-".repeat(w[i]));
+        for (int i = 0; i < c; i++) sep.append(i == 0 ? "" : "  ").append("-".repeat(w[i]));
         sb.append(sep).append('\n');
         for (String[] r : rows) line(sb, r, w);
         return sb.toString();
+    }
+
+    private static String pad(String goal, int width) {
+        int dashes = width - goal.length() - 2;
+        int left = dashes / 2;
+        return "-".repeat(left) + " " + goal + " " + "-".repeat(dashes - left);
     }
 
     private static void line(StringBuilder sb, String[] cells, int[] w) {
@@ -72,9 +124,12 @@ public final class ResultFormat {
         sb.append('\n');
     }
 
+    static String pct(double v) {
+        return String.format("%.1f%%", 100 * v);
+    }
+
     /** Seconds as a short human duration: 42s, 12.5m, 3.2h, 1.5d. */
-    static String dur(Object seconds) {
-        double s = ((Number) seconds).doubleValue();
+    public static String dur(double s) {
         if (s < 120) return String.format("%.0fs", s);
         if (s < 7200) return String.format("%.1fm", s / 60);
         if (s < 172800) return String.format("%.1fh", s / 3600);

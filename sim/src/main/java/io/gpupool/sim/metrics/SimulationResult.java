@@ -1,122 +1,123 @@
 package io.gpupool.sim.metrics;
 
-import io.gpupool.engine.TenantConfig;
-
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
- * The outcome of one simulated policy, and the four goals computed from it: utilization, waiting,
- * completion time, fairness.
+ * The four goals for one replay under one policy, with the series behind the report's charts.
+ * Times in seconds unless named otherwise.
+ *
+ * @param policy          queue policy
+ * @param placement       placement configuration label
+ * @param trace           trace label
+ * @param totalGpus       GPUs of the pool
+ * @param jobs            jobs completed (what the statistics below are over)
+ * @param rejected        jobs the engine refused at submit (could never run on this pool)
+ * @param unfinished      jobs still queued when nothing was left to run (quota, policy rules)
+ * @param preemptions     times a running job was preempted
+ * @param rounds          scheduling rounds the engine ran
+ * @param jct             job completion time (finish - submit): mean, p50, p95, p99
+ * @param waiting         time queued (over all waits of a job): mean, p95, max
+ * @param slowdown        JCT / run time: mean, p95 (finish-time fairness when the job had the pool alone)
+ * @param makespanSec     first submit to last finish
+ * @param utilization     allocated GPU-time / GPU-time the pool offered over the makespan
+ * @param fragmentation   time-average share of the pool's GPU capacity that was free but usable by no queued job
+ * @param jainFairness    Jain's index over tenants' GPU-time / fair share in windows of contention ({@link FairnessWindows})
+ * @param tenants         per tenant: jobs, GPU-time, share vs entitlement
+ * @param timeline        queue length, utilization, fragmentation and per-tenant GPUs over time
+ * @param jctCdf          JCT quantiles (seconds) at 0.5%, 1%, ... 100% of jobs, for the CDF chart
+ * @param fairness        the fairness windows behind {@code jainFairness}
+ * @param rejectReasons   a few rejected or unfinished jobs and why
  */
 public record SimulationResult(
         String policy,
         String placement,
+        String trace,
         int totalGpus,
-        List<JobOutcome> jobs,
-        List<String> rejected,
-        List<String> unfinished,
-        Map<String, String> reasons,
+        long jobs,
+        long rejected,
+        long unfinished,
         long preemptions,
-        int rounds,
-        List<long[]> timeline,
-        Map<String, TenantConfig> tenants) {
+        long rounds,
+        Stats jct,
+        Stats waiting,
+        Stats slowdown,
+        double makespanSec,
+        double utilization,
+        double fragmentation,
+        double jainFairness,
+        List<TenantResult> tenants,
+        Timeline timeline,
+        double[] jctCdf,
+        List<FairnessWindows.Window> fairness,
+        Map<String, String> rejectReasons) {
 
-    public long firstSubmitMs() {
-        return jobs.stream().mapToLong(JobOutcome::submitMs).min().orElse(0);
-    }
-
-    public long makespanMs() {
-        return jobs.isEmpty() ? 0 : jobs.stream().mapToLong(JobOutcome::finishMs).max().orElse(0) - firstSubmitMs();
-    }
-
-    /** GPU-time of completed jobs over GPU-time the pool offered between first submit and last finish. */
-    public double utilization() {
-        long span = makespanMs();
-        if (span <= 0 || totalGpus == 0) return 0;
-        double used = jobs.stream().mapToDouble(j -> j.gpus() * j.runMs()).sum();
-        return used / ((double) totalGpus * span);
-    }
-
-    /** GPU-time per tenant of completed jobs, in GPU-hours. */
-    public Map<String, Double> gpuHoursByTenant() {
-        Map<String, Double> m = new TreeMap<>();
-        for (JobOutcome j : jobs) m.merge(j.tenant(), j.gpus() * j.runMs() / 3_600_000.0, Double::sum);
-        return m;
+    /** Mean and percentiles of one per-job quantity. */
+    public record Stats(double mean, double p50, double p95, double p99, double max) {
+        public static final Stats EMPTY = new Stats(0, 0, 0, 0, 0);
     }
 
     /**
-     * Jain's index over tenants' GPU-time normalised by entitlement (weight share): 1 = every tenant got
-     * exactly its entitlement's proportion, 1/n = one tenant got everything.
+     * One tenant.
+     *
+     * @param gpuHours      GPU-time of its completed jobs
+     * @param share         its part of all GPU-time used
+     * @param entitledShare its part of all fair GPU-time while jobs waited (weighted max-min given its demand)
+     * @param heldVsFair    GPU-time held / fair GPU-time while jobs waited (1 = got exactly its entitlement)
      */
-    public double jainFairness() {
-        Map<String, Double> use = gpuHoursByTenant();
-        if (use.size() <= 1) return 1.0;
-        double wsum = 0;
-        for (String t : use.keySet()) wsum += weight(t);
-        double sum = 0, sq = 0;
-        for (var e : use.entrySet()) {
-            double x = e.getValue() / (weight(e.getKey()) / wsum);
-            sum += x;
-            sq += x * x;
-        }
-        return sq == 0 ? 1.0 : sum * sum / (use.size() * sq);
-    }
+    public record TenantResult(String tenant, double weight, long jobs, double gpuHours, double share,
+                               double entitledShare, double heldVsFair, double avgWaitSec) {}
 
-    private double weight(String tenant) {
-        TenantConfig c = tenants.get(tenant);
-        return c == null ? 1.0 : c.weight();
-    }
+    /**
+     * Per-bucket averages: queued jobs, GPUs in use, fragmented GPUs, and each tenant's GPUs held and fair
+     * share (GPUs), in buckets of {@code bucketSec} from {@code startSec} (seconds from the first submit).
+     */
+    public record Timeline(double bucketSec, double[] queued, double[] usedGpus, double[] fragmentedGpus,
+                           List<String> tenants, double[][] tenantGpus, double[][] tenantFairGpus) {}
 
-    public double[] sortedJctSec() {
-        return jobs.stream().mapToDouble(j -> j.jctMs() / 1000.0).sorted().toArray();
-    }
-
-    public double[] sortedWaitSec() {
-        return jobs.stream().mapToDouble(j -> j.waitMs() / 1000.0).sorted().toArray();
-    }
-
-    /** Nearest-rank percentile of a sorted array (p in 0..100); 0 when empty. */
-    public static double percentile(double[] sorted, double p) {
-        if (sorted.length == 0) return 0;
-        int rank = (int) Math.ceil(p / 100.0 * sorted.length);
-        return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
-    }
-
-    static double mean(double[] a) {
-        return a.length == 0 ? 0 : Arrays.stream(a).sum() / a.length;
-    }
-
-    /** The report fields (DESIGN.md contract names), in display order. */
+    /** The report fields: DESIGN.md's contract names first, then the rest, in display order. */
     public Map<String, Object> summary() {
-        double[] jct = sortedJctSec();
-        double[] wait = sortedWaitSec();
-        double[] slow = jobs.stream().mapToDouble(JobOutcome::slowdown).sorted().toArray();
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("policy", policy);
         m.put("placement", placement);
-        m.put("jobs", jobs.size());
-        m.put("rejected", rejected.size());
-        m.put("unfinished", unfinished.size());
-        m.put("avg_jct_s", round(mean(jct)));
-        m.put("p50_jct_s", round(percentile(jct, 50)));
-        m.put("p95_jct_s", round(percentile(jct, 95)));
-        m.put("p99_jct_s", round(percentile(jct, 99)));
-        m.put("avg_wait_s", round(mean(wait)));
-        m.put("p95_wait_s", round(percentile(wait, 95)));
-        m.put("max_wait_s", round(wait.length == 0 ? 0 : wait[wait.length - 1]));
-        m.put("avg_slowdown", round(mean(slow)));
-        m.put("makespan_s", round(makespanMs() / 1000.0));
-        m.put("utilization", round4(utilization()));
-        m.put("jain_fairness", round4(jainFairness()));
+        m.put("jobs", jobs);
+        m.put("rejected", rejected);
+        m.put("unfinished", unfinished);
+        m.put("avg_jct_s", r3(jct.mean()));
+        m.put("p50_jct_s", r3(jct.p50()));
+        m.put("p95_jct_s", r3(jct.p95()));
+        m.put("p99_jct_s", r3(jct.p99()));
+        m.put("avg_wait_s", r3(waiting.mean()));
+        m.put("p95_wait_s", r3(waiting.p95()));
+        m.put("max_wait_s", r3(waiting.max()));
+        m.put("avg_slowdown", r3(slowdown.mean()));
+        m.put("p95_slowdown", r3(slowdown.p95()));
+        m.put("makespan_s", r3(makespanSec));
+        m.put("utilization", r4(utilization));
+        m.put("fragmentation", r4(fragmentation));
+        m.put("jain_fairness", r4(jainFairness));
         m.put("preemptions", preemptions);
         return m;
     }
 
-    private static double round(double v) { return Math.round(v * 1000) / 1000.0; }
+    /** Per-tenant rows for JSON. */
+    public List<Map<String, Object>> tenantRows() {
+        return tenants.stream().map(t -> {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("tenant", t.tenant());
+            m.put("weight", t.weight());
+            m.put("jobs", t.jobs());
+            m.put("gpu_hours", r3(t.gpuHours()));
+            m.put("share", r4(t.share()));
+            m.put("entitled_share", r4(t.entitledShare()));
+            m.put("held_vs_fair", r4(t.heldVsFair()));
+            m.put("avg_wait_s", r3(t.avgWaitSec()));
+            return m;
+        }).toList();
+    }
 
-    private static double round4(double v) { return Math.round(v * 10000) / 10000.0; }
+    static double r3(double v) { return Math.round(v * 1000) / 1000.0; }
+
+    static double r4(double v) { return Math.round(v * 10000) / 10000.0; }
 }

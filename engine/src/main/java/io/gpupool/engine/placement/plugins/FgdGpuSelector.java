@@ -3,10 +3,7 @@ package io.gpupool.engine.placement.plugins;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.GpuSelector;
 import io.gpupool.engine.placement.ReplicaDemand;
-import io.gpupool.engine.placement.WorkloadProfile;
 import io.gpupool.engine.state.NodeState;
-
-import java.util.List;
 
 /** A share goes to the GPU where the node's fragmentation grows least (FGD at GPU level). */
 public final class FgdGpuSelector implements GpuSelector {
@@ -15,14 +12,15 @@ public final class FgdGpuSelector implements GpuSelector {
     @Override
     public int[] select(CycleState cycle, ReplicaDemand d, NodeState n) {
         if (d.exclusive()) return WholeGpuChooser.choose(cycle, d, n);
-        List<WorkloadProfile.Shape> shapes = Fragmentation.shapes(cycle.profile(), d);
+        NodeFragmentation frag = null;
         int best = -1;
         double bestFrag = Double.MAX_VALUE;
         int[] one = new int[1];
         for (int g = 0; g < n.gpuCount(); g++) {
             if (!WholeGpuChooser.shareFits(cycle, d, n, g)) continue;
+            if (frag == null) frag = new NodeFragmentation(n, Fragmentation.shapes(cycle.profile(), d));
             one[0] = g;
-            double f = Fragmentation.of(n, shapes, d, one);
+            double f = frag.after(d, one);
             if (f < bestFrag - 1e-9 || (Math.abs(f - bestFrag) <= 1e-9 && n.freeMilli(g) < n.freeMilli(best))) {
                 best = g;
                 bestFrag = f;

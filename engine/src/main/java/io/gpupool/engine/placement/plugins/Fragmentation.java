@@ -9,45 +9,18 @@ import java.util.List;
 /**
  * Fragmentation of a node against a workload, as defined by Weng et al., "Beware of Fragmentation"
  * (USENIX ATC'23): for each task shape, the free GPU compute that a task of that shape could not use,
- * weighted by how common the shape is. A placement that raises it least is the FGD choice.
+ * weighted by how common the shape is; a shape whose GPU models exclude the node's counts all of the node's
+ * free capacity (as in the paper, where task types carry their GPU-type constraint). A placement that raises
+ * it least is the FGD choice.
+ * {@link NodeFragmentation} computes it, and its change under a tentative grant, incrementally.
  */
 public final class Fragmentation {
     private Fragmentation() {}
 
     /** Fragmentation in thousandths of a GPU, with an optional tentative grant applied to {@code gpus}. */
     public static double of(NodeState n, List<WorkloadProfile.Shape> shapes, ReplicaDemand grant, int[] gpus) {
-        int count = n.gpuCount();
-        int[] free = new int[count];
-        boolean[] idle = new boolean[count];
-        for (int g = 0; g < count; g++) {
-            boolean usable = n.healthy(g) && (n.tasks(g) == 0 || n.canShare(g));
-            free[g] = usable ? n.freeMilli(g) : 0;
-            idle[g] = n.isFullyFree(g);
-        }
-        if (grant != null) {
-            for (int g : gpus) {
-                free[g] -= grant.exclusive() ? free[g] : grant.milli();
-                idle[g] = false;
-                if (grant.exclusive() || n.tasks(g) + 1 >= n.spec().splitCount()) free[g] = 0;
-            }
-        }
-        double total = 0;
-        for (WorkloadProfile.Shape s : shapes) total += s.weight() * forShape(free, idle, s.gpus(), s.milli());
-        return total;
-    }
-
-    static int forShape(int[] free, boolean[] idle, int gpus, int milli) {
-        int frag = 0;
-        if (milli < 1000) {
-            for (int f : free) if (f < milli) frag += f;
-            return frag;
-        }
-        int idleCount = 0;
-        for (boolean b : idle) if (b) idleCount++;
-        for (int g = 0; g < free.length; g++) {
-            if (idleCount < gpus || !idle[g]) frag += free[g];
-        }
-        return frag;
+        NodeFragmentation f = new NodeFragmentation(n, shapes);
+        return grant == null ? f.now() : f.after(grant, gpus);
     }
 
     /** The shapes to measure against: the learned profile, or the request itself before anything was seen. */

@@ -76,8 +76,8 @@ public final class Scorers {
 
         @Override
         public double score(CycleState c, ReplicaDemand d, NodeState n, int[] gpus) {
-            var shapes = Fragmentation.shapes(c.profile(), d);
-            return -(Fragmentation.of(n, shapes, d, gpus) - Fragmentation.of(n, shapes, null, null));
+            NodeFragmentation f = new NodeFragmentation(n, Fragmentation.shapes(c.profile(), d));
+            return -(f.after(d, gpus) - f.now());
         }
 
         @Override public String defaultGpuPolicy() { return "fgd"; }

@@ -1,0 +1,190 @@
+package io.gpupool.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SimulateCommandTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    @TempDir Path dir;
+
+    private Path file(String name, String... lines) throws IOException {
+        Path p = dir.resolve(name);
+        Files.writeString(p, String.join("\n", lines) + "\n");
+        return p;
+    }
+
+    private Path smallTrace() throws IOException {
+        return file("t.csv", "job_id,submit_time,duration,num_gpus,tenant",
+                "a,0,100,2,x", "b,0,100,4,y", "c,50,10,1,x");
+    }
+
+    @Test
+    void comparesPoliciesSideBySideInATable() throws IOException {
+        Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "fcfs,fcfs-backfill,las");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out()).contains("utilization", "waiting", "completion time", "fairness", "avg JCT", "frag", "Jain");
+        assertThat(r.out().lines().filter(l -> l.startsWith("fcfs ") || l.startsWith("fcfs-backfill") || l.startsWith("las"))).hasSize(3);
+        // stderr is not a terminal here: no progress bar; nothing to note
+        assertThat(r.err()).isEmpty();
+    }
+
+    @Test
+    void jsonCarriesTheContractFields() throws IOException {
+        Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "fcfs,qssf", "--output", "json");
+        assertThat(r.exitCode()).isZero();
+        JsonNode arr = JSON.readTree(r.out());
+        assertThat(arr.size()).isEqualTo(2);
+        for (String f : List.of("policy", "jobs", "avg_jct_s", "p50_jct_s", "p95_jct_s", "p99_jct_s", "avg_wait_s", "max_wait_s",
+                "makespan_s", "utilization", "jain_fairness")) {
+            assertThat(arr.get(0).has(f)).as(f).isTrue();
+        }
+        // strict FCFS on one 4-GPU node: a 0-100, b 100-200, c 200-210 (JCTs 100, 200, 160)
+        assertThat(arr.get(0).get("policy").asText()).isEqualTo("fcfs");
+        assertThat(arr.get(0).get("jobs").asInt()).isEqualTo(3);
+        assertThat(arr.get(0).get("avg_jct_s").asDouble()).isEqualTo(153.333);
+        assertThat(arr.get(0).get("makespan_s").asDouble()).isEqualTo(210.0);
+        assertThat(arr.get(0).get("tenants").size()).isEqualTo(2);
+    }
+
+    @Test
+    void csvIsOneRowPerPolicy() throws IOException {
+        Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "fcfs,priority", "--output", "csv");
+        assertThat(r.out().lines().toList()).hasSize(3);
+        assertThat(r.out()).startsWith("policy,placement,jobs,rejected,unfinished,avg_jct_s");
+    }
+
+    @Test
+    void reportWritesAnOfflineHtmlPageAndCharts() throws IOException {
+        Path out = dir.resolve("report");
+        Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "fcfs,las", "--report", out.toString());
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.err()).contains("gpupool: report: " + out.resolve("index.html"));
+        assertThat(Files.readString(out.resolve("index.html"))).contains("<svg", "The four goals").doesNotContain("<script");
+        assertThat(out.resolve("jct-cdf.svg")).exists();
+        assertThat(out.resolve("tenants-las.svg")).exists();
+    }
+
+    @Test
+    void aMalformedRowStopsTheRunNamingFileLineColumnAndRule() throws IOException {
+        Path bad = file("bad.csv", "job_id,submit_time,duration,num_gpus", "a,0,100,1", "b,0,zero,1");
+        Cli.Result r = Cli.run("simulate", "--trace", bad.toString(), "--cluster", "1x4:A100-80GB");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("gpupool: " + bad + ":3: field 'duration': must be a number, got 'zero'" + System.lineSeparator());
+        assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void skipBadRowsGoesOnAndSaysHowMany() throws IOException {
+        Path bad = file("bad.csv", "job_id,submit_time,duration,num_gpus", "a,0,100,1", "b,0,zero,1", "c,1,-1,1", "d,2,10,1");
+        Cli.Result r = Cli.run("simulate", "--trace", bad.toString(), "--cluster", "1x4:A100-80GB", "--skip-bad-rows", "--output", "json", "--quiet");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.err()).startsWith("gpupool: skipped 2 malformed rows (--skip-bad-rows); first: " + bad + ":3: field 'duration'");
+        JsonNode arr = JSON.readTree(r.out());
+        assertThat(arr.get(0).get("jobs").asInt()).isEqualTo(2);
+        assertThat(arr.get(0).get("skipped_rows").asInt()).isEqualTo(2);
+    }
+
+    @Test
+    void phillyFormat() throws IOException {
+        Path p = file("philly.csv", "timestamp,duration,num_gpus,gpu_time,cluster",
+                "2017-10-09 07:00:00,100,1,100,vc1", "2017-10-09 06:59:00,60,2,120,vc2");
+        Cli.Result r = Cli.run("simulate", "--trace", p.toString(), "--trace-format", "philly", "--cluster", "1x8:V100-32GB", "--output", "json");
+        assertThat(r.exitCode()).isZero();
+        JsonNode s = JSON.readTree(r.out()).get(0);
+        assertThat(s.get("jobs").asInt()).isEqualTo(2);
+        // submitted at 0 (06:59) and 60 s later; both start at once: the last one ends at 160 s
+        assertThat(s.get("makespan_s").asDouble()).isEqualTo(160.0);
+    }
+
+    private Path[] openb() throws IOException {
+        Path pods = file("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time",
+                "p0,1,1,1,600,,LS,Running,0,100,0", "p1,1,1,1,600,,LS,Running,0,100,0", "p2,1,1,1,300,V100M32,LS,Running,10,50,10",
+                "p3,1,1,0,0,,LS,Running,0,100,0");
+        // 32 GPUs: one task (at most one GPU) moves arrived demand by 3% at most
+        Path nodes = file("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model", "n0,1,1,8,V100M32", "n1,1,1,8,T4", "n2,1,1,8,T4", "n3,1,1,8,G2");
+        return new Path[] {pods, nodes};
+    }
+
+    @Test
+    void openbReplayOnItsOwnNodeList() throws IOException {
+        Path[] f = openb();
+        Cli.Result r = Cli.run("simulate", "--trace", f[0].toString(), "--trace-format", "openb", "--nodes", f[1].toString(), "--output", "json");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.err()).contains("gpupool: left out 1 row: CPU-only pod (num_gpu 0)");
+        assertThat(JSON.readTree(r.out()).get(0).get("jobs").asInt()).isEqualTo(3);
+    }
+
+    @Test
+    void inflationModePrintsTheContractJson() throws IOException {
+        Path[] f = openb();
+        Path report = dir.resolve("inflation-report");
+        Cli.Result r = Cli.run("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString(),
+                "--placement", "fgd,best-fit,binpack", "--seed", "3", "--output", "json", "--quiet", "--report", report.toString());
+        assertThat(r.exitCode()).isZero();
+        assertThat(Files.readString(report.resolve("index.html"))).contains("<svg", "GPUs left unallocated").doesNotContain("<script");
+        assertThat(report.resolve("inflation-unallocated-from-80.svg")).exists();
+        assertThat(Files.readString(report.resolve("inflation.json"))).contains("\"placement\"");
+        JsonNode arr = JSON.readTree(r.out());
+        assertThat(arr.size()).isEqualTo(3);
+        assertThat(arr.get(0).get("placement").asText()).isEqualTo("fgd");
+        JsonNode curve = arr.get(0).get("curve");
+        assertThat(curve.get(0).fieldNames()).toIterable().containsExactly("arrived_pct", "allocated_pct", "unallocated_gpus");
+        assertThat(curve.get(curve.size() - 1).get("arrived_pct").asDouble()).isGreaterThanOrEqualTo(100);
+        double prev = 0;
+        for (JsonNode p : curve) {
+            assertThat(p.get("arrived_pct").asDouble() - prev).isLessThanOrEqualTo(5);
+            prev = p.get("arrived_pct").asDouble();
+        }
+        assertThat(arr.get(0).fieldNames()).toIterable().containsExactly("placement", "curve");
+    }
+
+    @Test
+    void inflationNeedsTheOpenbFormat() throws IOException {
+        Cli.Result r = Cli.run("simulate", "--mode", "inflation", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("inflation mode draws tasks from an openb pod list: use --trace-format openb");
+    }
+
+    @Test
+    void syntheticTraceInsteadOfAFile() {
+        Cli.Result r = Cli.run("simulate", "--synthetic", "300,load=1.5,tenants=3", "--seed", "5", "--cluster", "2x8:A100-80GB", "--policy", "fcfs,fair-share", "--output", "csv");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out().lines().toList()).hasSize(3);
+        Cli.Result again = Cli.run("simulate", "--synthetic", "300,load=1.5,tenants=3", "--seed", "5", "--cluster", "2x8:A100-80GB", "--policy", "fcfs,fair-share", "--output", "csv");
+        assertThat(again.out()).isEqualTo(r.out());
+    }
+
+    @Test
+    void badOptionsAreUserErrors() throws IOException {
+        String t = smallTrace().toString();
+        assertThat(Cli.run("simulate", "--cluster", "1x4:A100-80GB").err()).contains("give either --trace FILE or --synthetic JOBS");
+        assertThat(Cli.run("simulate", "--trace", t, "--synthetic", "10", "--cluster", "1x4:A100-80GB").err()).contains("give either --trace FILE or --synthetic JOBS");
+        assertThat(Cli.run("simulate", "--trace", t).err()).contains("a pool is needed: --cluster SPEC");
+        assertThat(Cli.run("simulate", "--trace", t, "--cluster", "1x4:A100-80GB", "--trace-format", "swf").err())
+                .contains("unknown format 'swf'; supported: gpupool, philly, openb");
+        assertThat(Cli.run("simulate", "--trace", t, "--cluster", "1x4:A100-80GB", "--fairness-window", "soon").err())
+                .contains("must be a positive duration like 90s, 30m, 1h or 1d, got 'soon'");
+        assertThat(Cli.run("simulate", "--synthetic", "lots", "--cluster", "1x4:A100-80GB").err()).contains("field 'jobs': must be a number of jobs");
+        assertThat(Cli.run("simulate", "--synthetic", "10,speed=2", "--cluster", "1x4:A100-80GB").err()).contains("unknown parameter; known: load, tenants, fractional");
+        assertThat(Cli.run("simulate", "--trace", dir.resolve("none.csv").toString(), "--cluster", "1x4:A100-80GB").exitCode()).isEqualTo(2);
+        assertThat(Cli.run("simulate", "--trace", t, "--cluster", "1x4:A100-80GB", "--mode", "warp").err()).contains("must be replay or inflation");
+    }
+
+    @Test
+    void fairnessWindowDurations() {
+        assertThat(SimulateCommand.durationMs("90s")).isEqualTo(90_000);
+        assertThat(SimulateCommand.durationMs("30m")).isEqualTo(1_800_000);
+        assertThat(SimulateCommand.durationMs("1.5h")).isEqualTo(5_400_000);
+        assertThat(SimulateCommand.durationMs("1d")).isEqualTo(86_400_000);
+        assertThat(SimulateCommand.durationMs("3600")).isEqualTo(3_600_000);
+    }
+}

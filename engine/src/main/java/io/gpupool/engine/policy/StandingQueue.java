@@ -1,0 +1,84 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.TreeSet;
+
+/**
+ * The pending jobs kept sorted across rounds, for a policy with a {@link QueuePolicy#standingOrder}: a job
+ * is inserted when it is queued and removed when it starts, so a round walks the queue from its head and
+ * pays only for the jobs it looks at, where sorting every pending job each round costs O(n log n) per
+ * round (the dominant cost of replaying a long trace with a long queue).
+ *
+ * <p>During a round the set is not changed under the walk: jobs that start stay in it (the dispatcher skips
+ * jobs that are no longer pending) and jobs preempted in the round come back through a side queue, exactly
+ * as the per-round queue would poll them; both changes are applied when the round ends.
+ */
+public final class StandingQueue {
+    private final QueuePolicy policy;
+    private Comparator<JobState> order;
+    private final TreeSet<JobState> set;
+    private final List<Object[]> deferred = new ArrayList<>();   // {job, Boolean add} in event order
+    private boolean inRound;
+
+    public StandingQueue(QueuePolicy policy, PolicyContext ctx) {
+        this.policy = policy;
+        this.order = full(policy.standingOrder(ctx));
+        this.set = new TreeSet<>((a, b) -> order.compare(a, b));
+    }
+
+    private static Comparator<JobState> full(Comparator<JobState> c) {
+        return c.thenComparingLong(JobState::seq);
+    }
+
+    public void add(JobState job) {
+        if (inRound) deferred.add(new Object[] {job, Boolean.TRUE});
+        else set.add(job);
+    }
+
+    public void remove(JobState job) {
+        if (inRound) deferred.add(new Object[] {job, Boolean.FALSE});
+        else set.remove(job);
+    }
+
+    public int size() { return set.size(); }
+
+    /** This round's queue; call {@link #endRound()} when the round is over. */
+    public JobQueue round(PolicyContext ctx) {
+        order = full(policy.standingOrder(ctx));
+        inRound = true;
+        Iterator<JobState> walk = set.iterator();
+        return new JobQueue() {
+            JobState next = walk.hasNext() ? walk.next() : null;
+            PriorityQueue<JobState> requeued;   // jobs preempted in this round, tried again in order
+
+            @Override
+            public JobState poll() {
+                if (requeued != null && !requeued.isEmpty() && (next == null || order.compare(requeued.peek(), next) < 0)) return requeued.poll();
+                JobState j = next;
+                next = walk.hasNext() ? walk.next() : null;
+                return j;
+            }
+
+            @Override
+            public void requeue(JobState job) {
+                if (requeued == null) requeued = new PriorityQueue<>(order);
+                requeued.add(job);
+            }
+        };
+    }
+
+    public void endRound() {
+        inRound = false;
+        for (Object[] op : deferred) {
+            if ((Boolean) op[1]) set.add((JobState) op[0]);
+            else set.remove((JobState) op[0]);
+        }
+        deferred.clear();
+    }
+}

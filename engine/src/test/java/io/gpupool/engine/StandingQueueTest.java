@@ -1,0 +1,98 @@
+package io.gpupool.engine;
+
+import io.gpupool.engine.policy.JobQueue;
+import io.gpupool.engine.policy.PolicyContext;
+import io.gpupool.engine.policy.PolicyRegistry;
+import io.gpupool.engine.policy.QueuePolicy;
+import io.gpupool.engine.policy.StandingQueue;
+import io.gpupool.model.ClusterSpec;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import static io.gpupool.engine.TestPools.A100;
+import static io.gpupool.engine.TestPools.job;
+import static io.gpupool.engine.TestPools.pool;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The standing queue polls jobs in exactly the order the policy's per-round queue would, through
+ * arrivals, starts, cancellations and preemptions within a round, for every policy that has a standing order.
+ */
+class StandingQueueTest {
+    private static final ClusterSpec POOL = pool(1, 8, A100);
+
+    @Test
+    void pollsInThePerRoundOrderForEveryPolicyWithAStandingOrder() {
+        List<String> compared = new ArrayList<>();
+        for (String name : PolicyRegistry.names()) {
+            QueuePolicy policy = PolicyRegistry.create(name);
+            // a policy without a standing order is sorted every round: nothing to compare
+            for (long seed = 1; seed <= 30 && compare(name, policy, seed); seed++) {
+                if (seed == 1) compared.add(name);
+            }
+        }
+        assertThat(compared).containsExactly("fcfs", "fcfs-backfill", "las", "srtf-oracle");
+    }
+
+    /** Random rounds; false when the policy keeps no standing order. */
+    private boolean compare(String name, QueuePolicy policy, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        Map<String, Long> runtimes = new LinkedHashMap<>();
+        SchedulerConfig config = SchedulerConfig.defaults(name).withLasThresholdsGpuSec(List.of(50.0, 500.0));
+        PolicyContext ctx0 = new PolicyContext(0, config, new io.gpupool.engine.state.ClusterState(POOL), null,
+                new io.gpupool.engine.policy.HistoryMedianPredictor(3_600_000), runtimes::get, List.of());
+        if (policy.standingOrder(ctx0) == null) return false;
+        StandingQueue standing = new StandingQueue(policy, ctx0);
+        JobState.RoundNote note = new JobState.RoundNote();
+        List<JobState> pending = new ArrayList<>();
+        long now = 0, seq = 0;
+        for (int round = 0; round < 40; round++) {
+            now += rnd.nextInt(1, 100) * 1000L;
+            for (int k = rnd.nextInt(0, 6); k > 0; k--) {
+                // submit times collide often, so ties (broken by arrival order) are exercised
+                JobState j = new JobState(job("j" + seq, 1 + rnd.nextInt(4)).submitMs(now - rnd.nextInt(3) * 1000L).build(), seq++, now, note);
+                j.attainedBeforeMs = rnd.nextInt(4) * 30_000L;   // requeued jobs carry attained service (LAS queues)
+                runtimes.put(j.id(), 1000L * rnd.nextInt(1, 1000));
+                pending.add(j);
+                standing.add(j);
+            }
+            if (!pending.isEmpty() && rnd.nextInt(4) == 0) {   // a cancellation between rounds
+                JobState gone = pending.remove(rnd.nextInt(pending.size()));
+                standing.remove(gone);
+            }
+            PolicyContext ctx = new PolicyContext(now, config, ctx0.cluster(), null, ctx0.predictor(), runtimes::get, List.of());
+            JobQueue expected = policy.queue(ctx, new ArrayList<>(pending));
+            JobQueue actual = standing.round(ctx);
+            // poll both; start some jobs, and requeue one started job as if preempted in the same round
+            JobState requeued = null;
+            while (true) {
+                JobState e = expected.poll(), a = actual.poll();
+                assertThat(a).as("%s seed %d round %d", name, seed, round).isSameAs(e);
+                if (a == null) break;
+                if (a.status != JobStatus.PENDING) continue;
+                if (rnd.nextInt(3) == 0) {
+                    a.status = JobStatus.RUNNING;
+                    pending.remove(a);
+                    standing.remove(a);
+                    if (requeued == null && rnd.nextInt(3) == 0) {
+                        requeued = a;
+                        // preempted at the instant it started: its attained service, hence its key, is unchanged
+                        a.status = JobStatus.PENDING;
+                        pending.add(a);
+                        standing.add(a);
+                        expected.requeue(a);
+                        actual.requeue(a);
+                    }
+                }
+            }
+            standing.endRound();
+            assertThat(standing.size()).isEqualTo(pending.size());
+        }
+        return true;
+    }
+}

@@ -1,0 +1,491 @@
+package io.gpupool.optimize;
+
+import com.google.ortools.sat.BoolVar;
+import com.google.ortools.sat.CpModel;
+import com.google.ortools.sat.CpSolver;
+import com.google.ortools.sat.IntVar;
+import com.google.ortools.sat.LinearExpr;
+import com.google.ortools.sat.LinearExprBuilder;
+import com.google.ortools.sat.Literal;
+import io.gpupool.engine.placement.CycleState;
+import io.gpupool.engine.placement.FilterPlugin;
+import io.gpupool.engine.placement.PlacementPlugins;
+import io.gpupool.engine.placement.ReplicaDemand;
+import io.gpupool.engine.placement.plugins.GivenGpus;
+import io.gpupool.engine.state.Allocation;
+import io.gpupool.engine.state.ClusterState;
+import io.gpupool.engine.state.GpuGrant;
+import io.gpupool.engine.state.NodeState;
+import io.gpupool.model.GpuShare;
+import io.gpupool.model.JobSpec;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * The batch placement model for CP-SAT, aggregated so that interchangeable things share one variable:
+ * <ul>
+ *   <li>jobs that need the same from every node (a <em>type</em>) share their placement counts; which jobs
+ *       of a type run is one boolean per job, best value first, so only the count is really searched;</li>
+ *   <li>whole-GPU replicas are counted per node, or per NVLink domain when they must sit in one;</li>
+ *   <li>fractional shares are counted per node, with the number of idle GPUs they open; the GPUs of a node
+ *       are summed (compute, memory, task slots, and for each share size how many such shares the GPUs can
+ *       hold). Sums can admit a set of shares that does not actually pack onto the GPUs, so every node's
+ *       answer is checked by exact bin packing ({@link SharePacking}); a set that does not pack gets a cut
+ *       (it needs one more idle GPU) and the model is solved again ({@link CpSatSolver}). The model is thus
+ *       a relaxation made exact lazily: its proven optimum, once packed, is the optimum.</li>
+ * </ul>
+ * Where a replica may go comes from the engine: a node is a candidate when the pipeline's filters pass it,
+ * an NVLink domain or a GPU when {@link GivenGpus} accepts it; the answer goes back through the engine's own
+ * check ({@link EngineCheck}).
+ */
+final class CpSatModel {
+    final CpModel model = new CpModel();
+    private final BatchProblem p;
+    private final ClusterState cluster;
+    private final PackingBounds bounds;
+    final List<JobType> types = new ArrayList<>();
+    private final Map<Integer, NodeShares> shares = new LinkedHashMap<>();
+    private final List<BoolVar> gangNodeUse = new ArrayList<>();
+    final LinearExpr value;
+    final LinearExpr penalty;
+    int cuts;
+
+    /** Placement counts of one job type. */
+    static final class JobType {
+        final int[] jobs;            // window indices, best value first
+        final JobSpec spec;          // a representative
+        final ReplicaDemand demand;
+        final BoolVar[] run;         // run[i]: jobs[i] is placed
+        final List<Slot> slots = new ArrayList<>();
+
+        JobType(int[] jobs, JobSpec spec, BoolVar[] run) {
+            this.jobs = jobs;
+            this.spec = spec;
+            this.demand = ReplicaDemand.of(spec);
+            this.run = run;
+        }
+
+        boolean share() { return !demand.exclusive(); }
+        boolean inDomain() { return demand.exclusive() && demand.requireNvlink() && demand.gpus() > 1; }
+        int replicas() { return share() ? 1 : spec.shape().replicas(); }
+    }
+
+    /** Replicas of a type on a node (domain -1) or in one NVLink domain of it; shares are counted per node. */
+    record Slot(JobType type, int node, int domain, IntVar count, long max) {}
+
+    /** The share side of one node: its GPUs that take shares and the idle GPUs shares open. */
+    final class NodeShares {
+        final NodeState n;
+        final int[] sharedGpus;            // GPUs already holding shares that can take more
+        final int[] idleGpus;              // fully free GPUs
+        final IntVar opened;               // idle GPUs the shares use
+        final Map<Integer, IntVar> openedInDomain = new LinkedHashMap<>();  // when domain-bound replicas compete
+        IntVar openedOutsideDomains;
+        final List<Slot> slots = new ArrayList<>();
+
+        NodeShares(NodeState n) {
+            this.n = n;
+            List<Integer> shared = new ArrayList<>();
+            List<Integer> idle = new ArrayList<>();
+            for (int g = 0; g < n.gpuCount(); g++) {
+                if (n.isFullyFree(g)) idle.add(g);
+                else if (n.canShare(g)) shared.add(g);
+            }
+            sharedGpus = shared.stream().mapToInt(Integer::intValue).toArray();
+            idleGpus = idle.stream().mapToInt(Integer::intValue).toArray();
+            opened = model.newIntVar(0, idleGpus.length, "opened_" + n.name());
+        }
+
+        /** Bins for the packing check: the shared GPUs, then {@code idle} idle GPUs. */
+        List<SharePacking.Bin> bins(int idle) {
+            List<SharePacking.Bin> bins = new ArrayList<>();
+            for (int g : sharedGpus) bins.add(new SharePacking.Bin(n.freeMilli(g), n.freeMemoryMib(g), n.spec().splitCount() - n.tasks(g)));
+            for (int i = 0; i < idle; i++) bins.add(new SharePacking.Bin(1000, n.memoryCapacityMib(), n.spec().splitCount()));
+            return bins;
+        }
+
+        /** Which of {@link #bins} a share of this type may take, as the engine's GPU rule says. */
+        boolean[] allowed(JobType t, int idle) {
+            CycleState cycle = new CycleState(cluster, t.spec, p.profile(), null);
+            boolean[] ok = new boolean[sharedGpus.length + idle];
+            for (int i = 0; i < sharedGpus.length; i++) ok[i] = GivenGpus.check(cycle, t.demand, n, new int[] {sharedGpus[i]}) == null;
+            boolean idleOk = idleGpus.length > 0 && GivenGpus.check(cycle, t.demand, n, new int[] {idleGpus[0]}) == null;
+            for (int i = 0; i < idle; i++) ok[sharedGpus.length + i] = idleOk;
+            return ok;
+        }
+
+        List<SharePacking.Item> items(CpSolver solver, int idle) {
+            List<SharePacking.Item> items = new ArrayList<>();
+            for (Slot s : slots) {
+                long c = solver.value(s.count());
+                boolean[] ok = allowed(s.type(), idle);
+                long mem = s.type().demand.memoryOn(n.model(), n.memoryCapacityMib());
+                for (long i = 0; i < c; i++) items.add(new SharePacking.Item(s.type().demand.milli(), mem, ok));
+            }
+            return items;
+        }
+    }
+
+    CpSatModel(BatchProblem p) {
+        this.p = p;
+        this.cluster = p.cluster();
+        buildTypes();
+        this.bounds = new PackingBounds(types.stream().filter(JobType::share).mapToInt(t -> t.demand.milli()).toArray());
+        LinearExprBuilder obj = LinearExpr.newBuilder();
+        for (JobType t : types) {
+            for (int i = 0; i < t.jobs.length; i++) {
+                obj.addTerm(t.run[i], p.value(t.jobs[i]));
+                if (i > 0) model.addImplication(t.run[i], t.run[i - 1]);
+            }
+            addSlots(t);
+            LinearExprBuilder placed = LinearExpr.newBuilder();
+            for (Slot s : t.slots) placed.add(s.count());
+            LinearExprBuilder jobsRun = LinearExpr.newBuilder();
+            for (BoolVar b : t.run) jobsRun.addTerm(b, t.replicas());
+            model.addEquality(placed, jobsRun);
+        }
+        value = obj.build();
+        for (NodeShares ns : shares.values()) addShareCapacity(ns);
+        addIdleGpuCapacity();
+        LinearExprBuilder pen = LinearExpr.newBuilder();
+        for (NodeShares ns : shares.values()) pen.add(ns.opened);
+        for (BoolVar u : gangNodeUse) pen.add(u);
+        penalty = pen.build();
+    }
+
+    private void buildTypes() {
+        for (List<Integer> group : p.byShapeClass()) {
+            int[] jobs = group.stream().sorted(Comparator.comparingLong((Integer j) -> -p.value(j)).thenComparingInt(j -> j))
+                    .mapToInt(Integer::intValue).toArray();
+            BoolVar[] run = new BoolVar[jobs.length];
+            for (int i = 0; i < jobs.length; i++) run[i] = model.newBoolVar("run_" + p.job(jobs[i]).id());
+            types.add(new JobType(jobs, p.job(jobs[0]), run));
+        }
+    }
+
+    /** Where the type's replicas may go, as the engine's filters and GPU rule say, with bounded counts. */
+    private void addSlots(JobType t) {
+        CycleState cycle = new CycleState(cluster, t.spec, p.profile(), null);
+        List<FilterPlugin> filters = PlacementPlugins.defaultFilters();
+        int k = t.demand.gpus();
+        long most = (long) t.jobs.length * t.replicas();
+        for (NodeState n : cluster.nodes()) {
+            boolean pass = true;
+            for (FilterPlugin f : filters) pass &= f.filter(cycle, t.demand, n) == null;
+            if (!pass) continue;
+            if (t.share()) {
+                long fit = 0;   // how many of these shares the node's GPUs could take, one GPU at a time
+                long mem = t.demand.memoryOn(n.model(), n.memoryCapacityMib());
+                for (int g = 0; g < n.gpuCount(); g++) {
+                    if (GivenGpus.check(cycle, t.demand, n, new int[] {g}) != null) continue;
+                    fit += Math.min(n.spec().splitCount() - n.tasks(g), Math.min(n.freeMilli(g) / t.demand.milli(), n.freeMemoryMib(g) / Math.max(1, mem)));
+                }
+                if (fit == 0) continue;
+                NodeShares ns = shares.computeIfAbsent(n.id(), x -> new NodeShares(n));
+                Slot s = slot(t, n.id(), -1, Math.min(most, fit));
+                ns.slots.add(s);
+            } else if (t.inDomain()) {
+                List<List<Integer>> domains = n.spec().nvlinkDomains();
+                for (int d = 0; d < domains.size(); d++) {
+                    int[] idle = idleIn(n, domains.get(d));
+                    if (idle.length < k || GivenGpus.check(cycle, t.demand, n, Arrays.copyOf(idle, k)) != null) continue;
+                    slot(t, n.id(), d, Math.min(most, idle.length / k));
+                }
+            } else {
+                slot(t, n.id(), -1, Math.min(most, n.fullyFreeGpus() / k));
+            }
+        }
+        if (t.replicas() > 1) {
+            // gang spread (phase 2): a node the type uses at all
+            Map<Integer, BoolVar> use = new LinkedHashMap<>();
+            for (Slot s : t.slots) {
+                BoolVar u = use.computeIfAbsent(s.node(), x -> model.newBoolVar("gang_node"));
+                model.addLessOrEqual(s.count(), LinearExpr.term(u, s.max()));
+            }
+            gangNodeUse.addAll(use.values());
+        }
+    }
+
+    private Slot slot(JobType t, int node, int domain, long max) {
+        Slot s = new Slot(t, node, domain, model.newIntVar(0, max, t.spec.id() + "@" + node + "/" + domain), max);
+        t.slots.add(s);
+        return s;
+    }
+
+    /**
+     * Sums over a node's GPUs for its shares: compute, memory, task slots, and for each share size m, how many
+     * shares of at least m the GPUs can hold (each GPU holds at most its free compute / m of them). All hold for
+     * any real packing; {@link SharePacking} decides the rest.
+     */
+    private void addShareCapacity(NodeShares ns) {
+        NodeState n = ns.n;
+        int split = n.spec().splitCount();
+        LinearExprBuilder milli = LinearExpr.newBuilder();
+        LinearExprBuilder mem = LinearExpr.newBuilder();
+        LinearExprBuilder count = LinearExpr.newBuilder();
+        long freeMilli = 0, freeMem = 0, freeTasks = 0;
+        for (int g : ns.sharedGpus) {
+            freeMilli += n.freeMilli(g);
+            freeMem += n.freeMemoryMib(g);
+            freeTasks += split - n.tasks(g);
+        }
+        for (Slot s : ns.slots) {
+            milli.addTerm(s.count(), s.type().demand.milli());
+            mem.addTerm(s.count(), s.type().demand.memoryOn(n.model(), n.memoryCapacityMib()));
+            count.add(s.count());
+        }
+        milli.addTerm(ns.opened, -1000);
+        mem.addTerm(ns.opened, -n.memoryCapacityMib());
+        count.addTerm(ns.opened, -split);
+        model.addLessOrEqual(milli, freeMilli);
+        model.addLessOrEqual(mem, freeMem);
+        model.addLessOrEqual(count, freeTasks);
+        // packing bounds: for each weighting f of share sizes, the shares' total weight is at most what the GPUs
+        // can hold at best (per GPU, the best total weight of shares fitting its free compute)
+        for (PackingBounds.Weighting f : bounds.weightings()) {
+            LinearExprBuilder lhs = LinearExpr.newBuilder();
+            for (Slot s : ns.slots) lhs.addTerm(s.count(), f.of(s.type().demand.milli()));
+            long room = 0;
+            for (int g : ns.sharedGpus) room += f.capacity(n.freeMilli(g));
+            lhs.addTerm(ns.opened, -f.capacity(GpuShare.WHOLE));
+            model.addLessOrEqual(lhs, room);
+        }
+        // an idle GPU is opened only for shares that need it
+        LinearExprBuilder any = LinearExpr.newBuilder();
+        for (Slot s : ns.slots) any.add(s.count());
+        model.addLessOrEqual(ns.opened, any);
+    }
+
+    /** Idle GPUs per node and per NVLink domain: whole replicas plus idle GPUs opened by shares. */
+    private void addIdleGpuCapacity() {
+        Map<Integer, List<Slot>> wholeByNode = new HashMap<>();
+        for (JobType t : types) {
+            if (t.share()) continue;
+            for (Slot s : t.slots) wholeByNode.computeIfAbsent(s.node(), x -> new ArrayList<>()).add(s);
+        }
+        for (Map.Entry<Integer, List<Slot>> e : wholeByNode.entrySet()) {
+            NodeState n = cluster.node(e.getKey());
+            NodeShares ns = shares.get(n.id());
+            LinearExprBuilder nodeUse = LinearExpr.newBuilder();
+            List<List<Integer>> domains = n.spec().nvlinkDomains();
+            Map<Integer, LinearExprBuilder> domainUse = new LinkedHashMap<>();
+            for (Slot s : e.getValue()) {
+                nodeUse.addTerm(s.count(), s.type().demand.gpus());
+                if (s.domain() >= 0) domainUse.computeIfAbsent(s.domain(), d -> LinearExpr.newBuilder()).addTerm(s.count(), s.type().demand.gpus());
+            }
+            if (ns != null) {
+                nodeUse.add(ns.opened);
+                if (!domainUse.isEmpty()) splitOpenedByDomain(ns, domains, domainUse);
+            }
+            model.addLessOrEqual(nodeUse, n.fullyFreeGpus());
+            for (Map.Entry<Integer, LinearExprBuilder> d : domainUse.entrySet()) {
+                model.addLessOrEqual(d.getValue(), idleIn(n, domains.get(d.getKey())).length);
+            }
+        }
+    }
+
+    /** Where domain-bound replicas compete with shares: which domains the opened idle GPUs come from. */
+    private void splitOpenedByDomain(NodeShares ns, List<List<Integer>> domains, Map<Integer, LinearExprBuilder> domainUse) {
+        NodeState n = ns.n;
+        LinearExprBuilder sum = LinearExpr.newBuilder();
+        int outside = 0;
+        for (int g : ns.idleGpus) if (n.domainOf(g) < 0) outside++;
+        ns.openedOutsideDomains = model.newIntVar(0, outside, "opened_outside");
+        sum.add(ns.openedOutsideDomains);
+        for (int d = 0; d < domains.size(); d++) {
+            IntVar o = model.newIntVar(0, idleIn(n, domains.get(d)).length, "opened_d" + d);
+            ns.openedInDomain.put(d, o);
+            sum.add(o);
+            if (domainUse.containsKey(d)) domainUse.get(d).add(o);
+        }
+        model.addEquality(sum, ns.opened);
+    }
+
+    private static int[] idleIn(NodeState n, List<Integer> gpus) {
+        return gpus.stream().filter(n::isFullyFree).mapToInt(Integer::intValue).toArray();
+    }
+
+    // ---- hints, packing check, answers ------------------------------------------------------------
+
+    /** Suggests a known placement (e.g. greedy's) as the starting solution. */
+    void hint(Map<String, Allocation> placement) {
+        Map<Slot, Long> counts = new HashMap<>();
+        Map<Integer, java.util.Set<Integer>> openedGpus = new HashMap<>();
+        for (JobType t : types) {
+            int placed = 0;
+            for (int j : t.jobs) {
+                Allocation a = placement.get(p.job(j).id());
+                if (a == null) continue;
+                placed++;
+                for (List<GpuGrant> rep : a.replicas()) {
+                    GpuGrant first = rep.getFirst();
+                    NodeState n = cluster.node(first.node());
+                    int domain = t.inDomain() ? n.domainOf(first.gpu()) : -1;
+                    for (Slot s : t.slots) if (s.node() == first.node() && s.domain() == domain) counts.merge(s, 1L, Long::sum);
+                    if (t.share() && n.isFullyFree(first.gpu())) openedGpus.computeIfAbsent(n.id(), x -> new java.util.HashSet<>()).add(first.gpu());
+                }
+            }
+            for (int i = 0; i < t.jobs.length; i++) model.addHint(t.run[i], i < placed);
+            for (Slot s : t.slots) model.addHint(s.count(), counts.getOrDefault(s, 0L));
+        }
+        for (NodeShares ns : shares.values()) {
+            java.util.Set<Integer> used = openedGpus.getOrDefault(ns.n.id(), java.util.Set.of());
+            model.addHint(ns.opened, used.size());
+            if (ns.openedOutsideDomains != null) {
+                model.addHint(ns.openedOutsideDomains, used.stream().filter(g -> ns.n.domainOf(g) < 0).count());
+                for (Map.Entry<Integer, IntVar> d : ns.openedInDomain.entrySet()) {
+                    model.addHint(d.getValue(), used.stream().filter(g -> ns.n.domainOf(g) == d.getKey()).count());
+                }
+            }
+        }
+    }
+
+    /** Where each node's shares go (bin per item, -1 = left out), and whether every share of the answer fits. */
+    record Packing(Map<Integer, int[]> bins, boolean complete) {}
+
+    /**
+     * Packs every node's shares exactly. A node whose shares do not fit gets the cut "at least these shares
+     * need more idle GPUs than this", and its shares are packed best-fit with the misfits left out, so the
+     * answer can still be used (as a feasible, not optimal, one).
+     */
+    Packing pack(CpSolver solver) {
+        Map<Integer, int[]> packed = new HashMap<>();
+        boolean complete = true;
+        for (NodeShares ns : shares.values()) {
+            int idle = (int) solver.value(ns.opened);
+            List<SharePacking.Item> items = ns.items(solver, idle);
+            if (items.isEmpty()) continue;
+            int[] bins = SharePacking.pack(items, ns.bins(idle));
+            if (bins == null) {
+                complete = false;
+                cut(ns, solver, idle);
+                bins = SharePacking.packPartly(items, ns.bins(idle));
+            }
+            packed.put(ns.n.id(), bins);
+        }
+        return new Packing(packed, complete);
+    }
+
+    private void cut(NodeShares ns, CpSolver solver, int idle) {
+        cuts++;
+        List<Literal> atLeast = new ArrayList<>();
+        for (Slot s : ns.slots) {
+            long c = solver.value(s.count());
+            if (c == 0) continue;
+            BoolVar b = model.newBoolVar("cut");
+            model.addGreaterOrEqual(s.count(), c).onlyEnforceIf(b);
+            model.addLessOrEqual(s.count(), c - 1).onlyEnforceIf(b.not());
+            atLeast.add(b);
+        }
+        model.addGreaterOrEqual(ns.opened, idle + 1).onlyEnforceIf(atLeast.toArray(Literal[]::new));
+    }
+
+    /**
+     * The answer as allocations (nodes and GPUs; the engine fills in compute and memory): shares on the GPUs
+     * the packing chose, opened idle GPUs taken outside NVLink domains first (or from the domains the model
+     * chose), then domain-bound replicas, then the other replicas on the idle GPUs left; the placed jobs of a
+     * type take its replicas node by node, so a gang stays together where the counts allow.
+     */
+    Map<String, Allocation> decode(CpSolver solver, Packing packing) {
+        Map<Integer, boolean[]> taken = new HashMap<>();
+        Map<JobType, List<List<GpuGrant>>> replicas = new LinkedHashMap<>();
+        for (NodeShares ns : shares.values()) {
+            int[] bins = packing.bins().get(ns.n.id());
+            if (bins == null) continue;
+            NodeState n = ns.n;
+            boolean[] used = taken.computeIfAbsent(n.id(), x -> new boolean[n.gpuCount()]);
+            int idle = (int) solver.value(ns.opened);
+            int[] idleChosen = chooseIdle(ns, solver, idle, used);
+            int item = 0;
+            for (Slot s : ns.slots) {
+                long c = solver.value(s.count());
+                for (long i = 0; i < c; i++, item++) {
+                    int b = bins[item];
+                    if (b < 0) continue;   // left out: the share did not pack
+                    int gpu = b < ns.sharedGpus.length ? ns.sharedGpus[b] : idleChosen[b - ns.sharedGpus.length];
+                    replicas.computeIfAbsent(s.type(), x -> new ArrayList<>()).add(List.of(new GpuGrant(n.id(), gpu, 0, 0, false)));
+                }
+            }
+        }
+        for (boolean domainPass : new boolean[] {true, false}) {
+            for (JobType t : types) {
+                if (t.share() || t.inDomain() != domainPass) continue;
+                for (Slot s : t.slots) {
+                    long c = solver.value(s.count());
+                    NodeState n = cluster.node(s.node());
+                    boolean[] used = taken.computeIfAbsent(s.node(), x -> new boolean[n.gpuCount()]);
+                    for (long i = 0; i < c; i++) {
+                        replicas.computeIfAbsent(t, x -> new ArrayList<>()).add(takeIdle(n, used, t.demand.gpus(), s.domain()));
+                    }
+                }
+            }
+        }
+        Map<String, Allocation> byId = new HashMap<>();
+        for (JobType t : types) {
+            List<List<GpuGrant>> reps = replicas.getOrDefault(t, List.of());
+            int next = 0;
+            for (int i = 0; i < t.jobs.length && solver.booleanValue(t.run[i]) && next + t.replicas() <= reps.size(); i++) {
+                String id = p.job(t.jobs[i]).id();
+                byId.put(id, new Allocation(id, reps.subList(next, next + t.replicas())));
+                next += t.replicas();
+            }
+        }
+        Map<String, Allocation> ordered = new LinkedHashMap<>();
+        for (JobSpec s : p.jobs()) if (byId.containsKey(s.id())) ordered.put(s.id(), byId.get(s.id()));
+        return ordered;
+    }
+
+    /** The idle GPUs shares open: from the domains the model chose, else outside NVLink domains first. */
+    private int[] chooseIdle(NodeShares ns, CpSolver solver, int count, boolean[] used) {
+        NodeState n = ns.n;
+        List<Integer> out = new ArrayList<>();
+        if (ns.openedOutsideDomains != null) {
+            int outside = (int) solver.value(ns.openedOutsideDomains);
+            for (int g : ns.idleGpus) if (n.domainOf(g) < 0 && outside > 0) { out.add(g); outside--; }
+            for (Map.Entry<Integer, IntVar> d : ns.openedInDomain.entrySet()) {
+                int want = (int) solver.value(d.getValue());
+                for (int g : ns.idleGpus) if (n.domainOf(g) == d.getKey() && want > 0) { out.add(g); want--; }
+            }
+        } else {
+            List<Integer> order = new ArrayList<>();
+            for (int g : ns.idleGpus) order.add(g);
+            order.sort(Comparator.comparingInt((Integer g) -> n.domainOf(g) < 0 ? 0 : 1).thenComparingInt(g -> g));
+            out.addAll(order.subList(0, count));
+        }
+        for (int g : out) used[g] = true;
+        return out.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /**
+     * k idle GPUs of the node not handed out yet: from the given NVLink domain; otherwise from the smallest
+     * group (domain, or a GPU without NVLink) that holds all k, else from the largest groups first.
+     */
+    private static List<GpuGrant> takeIdle(NodeState n, boolean[] used, int k, int domain) {
+        Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
+        for (int g = 0; g < n.gpuCount(); g++) {
+            if (used[g] || !n.isFullyFree(g) || (domain >= 0 && n.domainOf(g) != domain)) continue;
+            groups.computeIfAbsent(n.domainOf(g) >= 0 ? n.domainOf(g) : -1 - g, x -> new ArrayList<>()).add(g);
+        }
+        List<List<Integer>> order = new ArrayList<>(groups.values());
+        List<List<Integer>> holding = order.stream().filter(l -> l.size() >= k).toList();
+        if (!holding.isEmpty()) order = List.of(holding.stream().min(Comparator.comparingInt(List::size)).orElseThrow());
+        else order.sort(Comparator.comparingInt((List<Integer> l) -> -l.size()));
+        List<GpuGrant> out = new ArrayList<>(k);
+        for (List<Integer> grp : order) {
+            for (int g : grp) {
+                if (out.size() == k) break;
+                used[g] = true;
+                out.add(new GpuGrant(n.id(), g, 0, 0, true));
+            }
+        }
+        if (out.size() < k) throw new IllegalStateException("CP-SAT answer over-uses node " + n.name());
+        return out;
+    }
+}

@@ -1,0 +1,28 @@
+package io.gpupool.optimize;
+
+import io.gpupool.engine.batch.BatchPlacer;
+import io.gpupool.engine.state.Allocation;
+
+import java.util.Map;
+
+/** Batch mode with one of the solvers: each round, the head of the queue is solved as one batch. */
+public final class SolverBatchPlacer implements BatchPlacer {
+    private final Solver solver;
+    private final int window;
+    private final SolveSettings settings;
+
+    public SolverBatchPlacer(Solver solver, int window, SolveSettings settings) {
+        this.solver = solver;
+        this.window = window;
+        this.settings = settings;
+    }
+
+    @Override public String name() { return solver.name(); }
+
+    @Override public int window() { return window; }
+
+    @Override
+    public Map<String, Allocation> plan(Batch batch) {
+        return solver.solve(BatchProblem.of(batch), settings).placement();
+    }
+}

@@ -1,0 +1,158 @@
+package io.gpupool.sim.metrics;
+
+import io.gpupool.engine.placement.ReplicaDemand;
+import io.gpupool.engine.state.ClusterState;
+import io.gpupool.engine.state.NodeState;
+import io.gpupool.model.JobSpec;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Fragmentation as the free GPU capacity that no queued job can use: a free GPU (or the free part of a
+ * shared one) counts when, for every queued job, it is a fragment in the sense of Weng et al. (ATC'23):
+ * the job's model is not allowed there, its node lacks the idle GPUs (or, for NVLink replicas, the idle
+ * GPUs in one domain) a replica needs, or the GPU's free share or memory is smaller than the job's share.
+ * With nothing queued nothing is fragmented (idle, not stranded). Unhealthy GPUs and cordoned nodes offer
+ * no capacity.
+ *
+ * <p>Kept incrementally: each node's fragmented compute is cached and recomputed only when the node's
+ * grants change or when the set of queued job shapes changes, so the cost per event is a few nodes, not the
+ * pool.
+ */
+public final class FragmentationTracker {
+    /** What a queued job needs, for this measure: jobs with equal keys are interchangeable. */
+    private record Shape(int gpusPerReplica, boolean exclusive, int milli, long memoryMib, boolean nvlink, Set<String> models) {
+        static Shape of(JobSpec s) {
+            ReplicaDemand d = ReplicaDemand.of(s);
+            return new Shape(d.gpus(), d.exclusive(), d.milli(), d.memoryMib(), d.requireNvlink() && d.gpus() > 1, s.allowedModels());
+        }
+
+        boolean allows(String model) { return models.isEmpty() || models.contains(model); }
+    }
+
+    /** For one GPU model: the smallest whole-GPU replicas queued, and the queued shares. */
+    private static final class ModelNeeds {
+        int minWhole = Integer.MAX_VALUE;       // replica size without NVLink requirement
+        int minNvlink = Integer.MAX_VALUE;      // replica size that must sit in one NVLink domain
+        final List<ReplicaDemand> shares = new ArrayList<>();
+    }
+
+    private final ClusterState cluster;
+    private final Map<Shape, int[]> queued = new HashMap<>();
+    private final long[] nodeFragMilli;
+    private final boolean[] dirty;
+    private final int[] dirtyList;
+    private int dirtyCount;
+    private boolean shapesChanged = true;
+    private Map<String, ModelNeeds> needs = Map.of();
+    private long totalFragMilli;
+
+    public FragmentationTracker(ClusterState cluster) {
+        this.cluster = cluster;
+        int n = cluster.nodeCount();
+        nodeFragMilli = new long[n];
+        dirty = new boolean[n];
+        dirtyList = new int[n];
+    }
+
+    public void queued(JobSpec job) {
+        int[] c = queued.computeIfAbsent(Shape.of(job), k -> new int[1]);
+        if (c[0]++ == 0) shapesChanged = true;
+    }
+
+    public void dequeued(JobSpec job) {
+        Shape s = Shape.of(job);
+        int[] c = queued.get(s);
+        if (c == null) throw new IllegalStateException("job " + job.id() + " was not queued");
+        if (--c[0] == 0) {
+            queued.remove(s);
+            shapesChanged = true;
+        }
+    }
+
+    /** A node's grants changed. */
+    public void touched(int node) {
+        if (!dirty[node]) {
+            dirty[node] = true;
+            dirtyList[dirtyCount++] = node;
+        }
+    }
+
+    /** Free compute, in milli, that no queued job can use right now. */
+    public long fragmentedMilli() {
+        if (shapesChanged) {
+            needs = summarize();
+            totalFragMilli = 0;
+            for (int n = 0; n < nodeFragMilli.length; n++) {
+                nodeFragMilli[n] = queued.isEmpty() ? 0 : fragmentedOn(cluster.node(n));
+                totalFragMilli += nodeFragMilli[n];
+            }
+            shapesChanged = false;
+        } else if (!queued.isEmpty()) {
+            for (int i = 0; i < dirtyCount; i++) {
+                int n = dirtyList[i];
+                long f = fragmentedOn(cluster.node(n));
+                totalFragMilli += f - nodeFragMilli[n];
+                nodeFragMilli[n] = f;
+            }
+        }
+        for (int i = 0; i < dirtyCount; i++) dirty[dirtyList[i]] = false;
+        dirtyCount = 0;
+        return totalFragMilli;
+    }
+
+    private Map<String, ModelNeeds> summarize() {
+        Map<String, ModelNeeds> out = new HashMap<>();
+        for (String model : cluster.modelIds()) {
+            ModelNeeds m = new ModelNeeds();
+            for (Shape s : queued.keySet()) {
+                if (!s.allows(model)) continue;
+                if (!s.exclusive()) m.shares.add(new ReplicaDemand(1, s.milli(), s.memoryMib(), false, false));
+                else if (s.nvlink()) m.minNvlink = Math.min(m.minNvlink, s.gpusPerReplica());
+                else m.minWhole = Math.min(m.minWhole, s.gpusPerReplica());
+            }
+            // a share that needs no more compute and no more memory than another makes the other redundant
+            m.shares.sort((a, b) -> a.milli() != b.milli() ? Integer.compare(a.milli(), b.milli()) : Long.compare(a.memoryMib(), b.memoryMib()));
+            out.put(model, m);
+        }
+        return out;
+    }
+
+    private long fragmentedOn(NodeState n) {
+        if (n.cordoned()) return 0;
+        ModelNeeds m = needs.get(n.model().id());
+        int idle = n.fullyFreeGpus();
+        int[] idleInDomain = m.minNvlink == Integer.MAX_VALUE ? null : idlePerDomain(n);
+        long frag = 0;
+        for (int g = 0; g < n.gpuCount(); g++) {
+            int free = n.freeMilli(g);
+            if (!n.healthy(g) || free == 0) continue;
+            boolean usable = false;
+            if (n.isFullyFree(g)) {
+                usable = idle >= m.minWhole
+                        || (idleInDomain != null && n.domainOf(g) >= 0 && idleInDomain[n.domainOf(g)] >= m.minNvlink);
+            }
+            if (!usable && n.canShare(g)) {
+                for (ReplicaDemand s : m.shares) {
+                    if (s.milli() > free) break;
+                    if (n.freeMemoryMib(g) >= s.memoryOn(n.model(), n.memoryCapacityMib())) {
+                        usable = true;
+                        break;
+                    }
+                }
+            }
+            if (!usable) frag += free;
+        }
+        return frag;
+    }
+
+    private static int[] idlePerDomain(NodeState n) {
+        int[] c = new int[Math.max(1, n.domainCount())];
+        for (int g = 0; g < n.gpuCount(); g++) if (n.isFullyFree(g) && n.domainOf(g) >= 0) c[n.domainOf(g)]++;
+        return c;
+    }
+}

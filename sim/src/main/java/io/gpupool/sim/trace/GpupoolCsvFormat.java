@@ -1,0 +1,87 @@
+package io.gpupool.sim.trace;
+
+import io.gpupool.model.GangShape;
+import io.gpupool.model.GpuShare;
+import io.gpupool.model.JobSpec;
+import io.gpupool.model.SpecException;
+
+import java.util.LinkedHashSet;
+import java.util.Set;
+
+/**
+ * The gpupool trace CSV of DESIGN.md: {@code job_id,submit_time,duration,num_gpus} (seconds) and optional
+ * {@code gpu_milli, gpu_mem_mib, gpu_type (A|B), tenant, user, priority, name}, plus gpupool's own
+ * {@code replicas, preemptible, estimate} (seconds). Unknown columns are ignored; rows may come in any order.
+ */
+public final class GpupoolCsvFormat implements TraceFormat {
+    @Override public String name() { return "gpupool"; }
+
+    @Override
+    public String description() {
+        return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate]";
+    }
+
+    @Override
+    public RowMapper bind(Columns columns, TraceContext context) {
+        columns.require("job_id", "submit_time", "duration", "num_gpus");
+        return (row, shiftMs) -> map(row, shiftMs, context);
+    }
+
+    private static TraceJob map(Row row, long shiftMs, TraceContext context) {
+        String id = row.required("job_id");
+        double submit = row.number("submit_time", 0, 1e12);
+        double duration = row.number("duration", 1e-3, 1e12);
+        int numGpus = (int) row.integer("num_gpus", 1, 1_000_000);
+        int milli = (int) row.optionalInteger("gpu_milli", 1, 1000, 1000);
+        long mem = row.optionalInteger("gpu_mem_mib", 0, Long.MAX_VALUE / 2, 0);
+        int replicas = (int) row.optionalInteger("replicas", 1, numGpus, 0);
+        GangShape shape;
+        if (replicas > 0) {
+            if (numGpus % replicas != 0) throw row.error("replicas", "num_gpus " + numGpus + " is not a multiple of replicas " + replicas);
+            shape = new GangShape(replicas, numGpus / replicas);
+        } else {
+            shape = context.shapeFor(numGpus);
+        }
+        if ((milli < 1000 || mem > 0) && numGpus != 1) {
+            throw row.error("gpu_milli", "a GPU share (gpu_milli < 1000 or gpu_mem_mib) needs num_gpus = 1, got " + numGpus);
+        }
+        JobSpec.Builder b = JobSpec.builder(id)
+                .submitMs(Math.round(submit * 1000) - shiftMs)
+                .shape(shape)
+                .share(new GpuShare(milli, mem))
+                .allowedModels(models(row, "gpu_type", context));
+        String tenant = row.optional("tenant");
+        if (tenant != null) b.tenant(tenant);
+        String user = row.optional("user");
+        if (user != null) b.user(user);
+        String jobName = row.optional("name");
+        if (jobName != null) b.name(jobName);
+        b.priority((int) row.optionalInteger("priority", Integer.MIN_VALUE, Integer.MAX_VALUE, 0));
+        b.preemptible(row.bool("preemptible", true));
+        if (row.optional("estimate") != null) b.estimateMs(Math.round(row.number("estimate", 1e-3, 1e12) * 1000));
+        return build(row, b, duration);
+    }
+
+    /** Allowed GPU models from an {@code A|B} cell, resolved through the catalog (aliases included). */
+    static Set<String> models(Row row, String column, TraceContext context) {
+        Set<String> models = new LinkedHashSet<>();
+        String types = row.optional(column);
+        if (types == null) return models;
+        for (String t : types.split("\\|")) {
+            if (t.isBlank()) continue;
+            var m = context.catalog().find(t.trim());
+            if (m.isEmpty()) throw row.error(column, "unknown GPU model '" + t.trim() + "'; see 'gpupool catalog' for names and aliases");
+            models.add(m.get().id());
+        }
+        return models;
+    }
+
+    /** Builds the job, re-labelling a rule the model enforces with this row's file:line. */
+    static TraceJob build(Row row, JobSpec.Builder b, double durationSec) {
+        try {
+            return new TraceJob(b.build(), Math.max(1, Math.round(durationSec * 1000)));
+        } catch (SpecException e) {
+            throw row.error(e.field(), e.getMessage().replaceFirst("^job [^:]*: (field '[^']*': )?", ""));
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package io.gpupool.sim.trace;
+
+import io.gpupool.model.GangShape;
+import io.gpupool.model.GpuShare;
+import io.gpupool.model.JobSpec;
+
+/**
+ * Alibaba's openb pod list (cluster-trace-gpu-v2023, used by the FGD paper):
+ * {@code name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time}.
+ * {@code gpu_milli} is the share of one GPU a single-GPU task takes (GPU sharing); multi-GPU tasks take
+ * whole GPUs. {@code gpu_spec} lists the allowed models ({@code V100M16|V100M32}, catalog aliases).
+ * Replay: submit at {@code creation_time}, run from {@code scheduled_time} to {@code deletion_time}
+ * (seconds). CPU-only pods and pods never scheduled in the original cluster are counted and left out.
+ * The QoS class ({@code LS}, {@code BE}) becomes the job name. Host CPU and memory are not modelled:
+ * gpupool places GPUs.
+ *
+ * <p>{@link #shapesOnly()} reads just the GPU demand (the inflation study needs no times; the
+ * multigpu50 variant has none).
+ */
+public final class OpenbFormat implements TraceFormat {
+    private final boolean replay;
+
+    public OpenbFormat() {
+        this(true);
+    }
+
+    private OpenbFormat(boolean replay) {
+        this.replay = replay;
+    }
+
+    /** The pod list read for its GPU demand only: every job is submitted at 0 with a nominal run time. */
+    public static OpenbFormat shapesOnly() {
+        return new OpenbFormat(false);
+    }
+
+    @Override public String name() { return "openb"; }
+
+    @Override
+    public String description() {
+        return "Alibaba openb pod list: name,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time,scheduled_time (s); nodes from --nodes";
+    }
+
+    @Override
+    public RowMapper bind(Columns columns, TraceContext context) {
+        columns.require("name", "num_gpu", "gpu_milli");
+        if (replay) columns.require("creation_time", "deletion_time", "scheduled_time");
+        return (row, shiftMs) -> map(row, shiftMs, context);
+    }
+
+    private TraceJob map(Row row, long shiftMs, TraceContext context) {
+        String name = row.required("name");
+        int gpus = (int) row.integer("num_gpu", 0, 64);
+        int milli = (int) row.optionalInteger("gpu_milli", 0, 1000, gpus == 0 ? 0 : 1000);
+        var models = GpupoolCsvFormat.models(row, "gpu_spec", context);
+        if (gpus == 0) return row.ignore("CPU-only pod (num_gpu 0)");
+        if (milli == 0) throw row.error("gpu_milli", "must be in 1..1000 for a GPU task, got 0");
+        if (gpus > 1 && milli != 1000) throw row.error("gpu_milli", "a multi-GPU task takes whole GPUs: must be 1000, got " + milli);
+        long submitSec = 0;
+        double runSec = 1;
+        if (replay) {
+            submitSec = row.integer("creation_time", 0, Long.MAX_VALUE / 4000);
+            long deleted = row.integer("deletion_time", 0, Long.MAX_VALUE / 4000);
+            if (row.optional("scheduled_time") == null) return row.ignore("never scheduled in the original cluster (no scheduled_time)");
+            long scheduled = row.integer("scheduled_time", submitSec, Long.MAX_VALUE / 4000);
+            if (deleted <= scheduled) throw row.error("deletion_time", "must be after scheduled_time " + scheduled + ", got " + deleted);
+            runSec = deleted - scheduled;
+        }
+        JobSpec.Builder b = JobSpec.builder(name)
+                .submitMs(submitSec * 1000 - shiftMs)
+                .shape(GangShape.forGpuCount(gpus, Math.max(gpus, context.maxGpusPerReplica())))
+                .share(new GpuShare(milli, 0))
+                .allowedModels(models);
+        String qos = row.optional("qos");
+        if (qos != null) b.name(qos);
+        return GpupoolCsvFormat.build(row, b, runSec);
+    }
+}

@@ -1,0 +1,23 @@
+package io.gpupool.sim.trace;
+
+import io.gpupool.model.GangShape;
+import io.gpupool.model.GpuCatalog;
+
+/**
+ * What a format needs besides the file: the catalog that resolves GPU model names and aliases, and the
+ * largest replica the pool's nodes hold (a 16-GPU job on 8-GPU nodes becomes 2 replicas of 8).
+ */
+public record TraceContext(GpuCatalog catalog, int maxGpusPerReplica) {
+    public TraceContext {
+        if (maxGpusPerReplica < 1) maxGpusPerReplica = GangShape.DEFAULT_MAX_GPUS_PER_REPLICA;
+    }
+
+    public static TraceContext standard() {
+        return new TraceContext(GpuCatalog.standard(), GangShape.DEFAULT_MAX_GPUS_PER_REPLICA);
+    }
+
+    /** The shape of a job that gives only a GPU count. */
+    public GangShape shapeFor(int gpus) {
+        return GangShape.forGpuCount(gpus, maxGpusPerReplica);
+    }
+}

@@ -1,0 +1,69 @@
+package io.gpupool.sim.inflation;
+
+import io.gpupool.model.ClusterSpecs;
+import io.gpupool.model.GpuCatalog;
+import io.gpupool.model.JobSpec;
+import io.gpupool.model.SpecException;
+import io.gpupool.sim.report.InflationReport;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+class InflationStudyTest {
+    private static final GpuCatalog CATALOG = GpuCatalog.standard();
+
+    @Test
+    void sharesThatCannotPairLeaveGpusUnallocated() {
+        // 2 GPUs, every task asks 0.6 of a GPU: two fit, no GPU takes a second; 1.2 GPUs of demand allocated at most
+        var pool = ClusterSpecs.parse("1x2:T4", CATALOG);
+        var study = new InflationStudy(pool, List.of(JobSpec.builder("t").milli(600).build()), 1, 120, 5);
+        InflationStudy.Curve c = study.run("binpack", InflationStudy.placement("binpack"));
+        // arrivals in steps of 0.6 GPU = 30% of the pool: points at 30, 60, 90, 120
+        assertThat(c.curve()).extracting(InflationStudy.Point::arrivedPct).containsExactly(30.0, 30.0, 30.0, 30.0, 30.0, 30.0,
+                60.0, 60.0, 60.0, 60.0, 60.0, 60.0, 90.0, 90.0, 90.0, 90.0, 90.0, 90.0, 120.0, 120.0, 120.0, 120.0, 120.0, 120.0);
+        InflationStudy.Point at90 = c.curve().get(12), at120 = c.curve().getLast();
+        assertThat(at90.allocatedPct()).isCloseTo(100 * 1.2 / 1.8, within(0.01));
+        assertThat(at90.unallocatedGpus()).isCloseTo(0.8, within(1e-9));
+        assertThat(at120.allocatedPct()).isCloseTo(50, within(0.01));
+    }
+
+    @Test
+    void everyPlacementSeesTheSameDrawsAndPointsComeAtLeastEvery5Percent() {
+        // 64 GPUs: the largest task (2 GPUs) moves arrived demand by 3%
+        var pool = ClusterSpecs.parse("8x8:A100-80GB", CATALOG);
+        List<JobSpec> tasks = List.of(JobSpec.builder("a").milli(300).build(), JobSpec.builder("b").milli(700).build(),
+                JobSpec.builder("c").gpus(2).build(), JobSpec.builder("d").gpus(1).build());
+        var study = new InflationStudy(pool, tasks, 7, 110, 1);
+        var fgd = study.run("fgd", InflationStudy.placement("fgd"));
+        var binpack = study.run("binpack", InflationStudy.placement("binpack"));
+        assertThat(fgd.curve()).extracting(InflationStudy.Point::arrivedPct).isEqualTo(binpack.curve().stream().map(InflationStudy.Point::arrivedPct).toList());
+        double prev = 0;
+        for (var p : fgd.curve()) {
+            assertThat(p.arrivedPct() - prev).isLessThanOrEqualTo(5.0);
+            prev = p.arrivedPct();
+        }
+        assertThat(prev).isGreaterThanOrEqualTo(110);
+        // the same draws and seed: the same curve
+        assertThat(study.run("fgd", InflationStudy.placement("fgd"))).isEqualTo(fgd);
+    }
+
+    @Test
+    void theJsonIsTheContractShape() {
+        var pool = ClusterSpecs.parse("1x2:T4", CATALOG);
+        var c = new InflationStudy(pool, List.of(JobSpec.builder("t").gpus(1).build()), 1, 100, 5).run("best-fit", InflationStudy.placement("best-fit"));
+        String json = InflationReport.json(List.of(c)).replaceAll("\\s", "");
+        assertThat(json).startsWith("[{\"placement\":\"best-fit\",\"curve\":[{\"arrived_pct\":50.0,\"allocated_pct\":100.0,\"unallocated_gpus\":1.0}");
+    }
+
+    @Test
+    void placementNamesAreEnginePlacementConfigs() {
+        assertThat(InflationStudy.placement("fgd").candidateLimit()).isZero();
+        assertThat(InflationStudy.placement("binpack+topology").label()).isEqualTo("binpack,topology");
+        assertThat(InflationStudy.placement("binpack;limit=8").candidateLimit()).isEqualTo(8);
+        assertThatThrownBy(() -> InflationStudy.placement("firstfit")).isInstanceOf(SpecException.class).hasMessageContaining("unknown scorer 'firstfit'");
+    }
+}
