@@ -45,7 +45,8 @@ public final class LogsCommand implements Callable<Integer> {
             if (at != null) q.append("&attempt=").append(at);
             if (node != null) q.append("&node=").append(enc(node));
             JsonNode r = api.get(q.toString());
-            at = r.path("attempt").asInt(); // follow one attempt, even if a new one starts meanwhile
+            // follow one attempt, even if a new one starts meanwhile; a job still waiting has none yet (0)
+            if (r.path("attempt").asInt() > 0) at = r.path("attempt").asInt();
             String text = r.path("text").asText("");
             out.print(text);
             out.flush();

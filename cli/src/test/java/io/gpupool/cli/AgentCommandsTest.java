@@ -10,9 +10,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -46,6 +49,21 @@ class AgentCommandsTest {
                 assertThat(follow.out()).isEqualTo("step 1 on " + agent.inventory().gpus().getFirst().uuid() + "\nstep 2\n");
                 assertThat(Cli.run("logs", "--server", url, "--token", ADMIN, "--stream", "stderr", id).out()).isEqualTo("oops\n");
                 assertThat(Cli.run("status", "--server", url, "--token", ADMIN, id).out()).contains("SUCCEEDED", "RUNNING", "attempt 1 on node cli-node");
+                // a job that waits in the queue when the follow begins: its output is followed once it runs
+                Path go = dir.resolve("go");
+                Cli.Result blocker = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--gpus", "2", "--",
+                        "sh", "-c", "while [ ! -e '" + go + "' ]; do sleep 0.05; done");
+                assertThat(blocker.exitCode()).as(blocker.err()).isZero();
+                String waiting = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--gpus", "1", "--",
+                        "sh", "-c", "echo ran after the wait").out().split(" ")[1];
+                CompletableFuture<Cli.Result> followed = CompletableFuture.supplyAsync(() -> Cli.run("logs", "--server", url, "--token", ADMIN, "--follow", waiting));
+                Thread.sleep(500);
+                assertThat(Cli.run("status", "--server", url, "--token", ADMIN, waiting).out()).contains("PENDING");
+                assertThat(followed).isNotDone();
+                Files.createFile(go);
+                Cli.Result late = followed.get(60, TimeUnit.SECONDS);
+                assertThat(late.exitCode()).as(late.err()).isZero();
+                assertThat(late.out()).isEqualTo("ran after the wait\n");
                 Cli.Result missing = Cli.run("logs", "--server", url, "--token", ADMIN, "j999");
                 assertThat(missing.exitCode()).isEqualTo(2);
                 assertThat(missing.err()).contains("HTTP 404");
