@@ -67,8 +67,15 @@ class AgentCommandsTest {
                 Cli.Result missing = Cli.run("logs", "--server", url, "--token", ADMIN, "j999");
                 assertThat(missing.exitCode()).isEqualTo(2);
                 assertThat(missing.err()).contains("HTTP 404");
+                assertThat(Cli.run("nodes", "--server", url, "--token", ADMIN).out()).contains("cli-node ").doesNotContain("(lost)");
             } finally {
                 agent.closeAndStopJobs("test over", Duration.ofSeconds(5));
+            }
+            // the agent is gone: after the node-lost timeout the node says so
+            long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
+            while (!Cli.run("nodes", "--server", url, "--token", ADMIN).out().contains("cli-node (lost)")) {
+                if (System.nanoTime() > deadline) throw new AssertionError("cli-node is not shown lost: " + Cli.run("nodes", "--server", url, "--token", ADMIN).out());
+                Thread.sleep(200);
             }
         }
     }
