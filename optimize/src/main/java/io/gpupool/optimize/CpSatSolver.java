@@ -113,6 +113,9 @@ public final class CpSatSolver implements Solver {
         // first, the run is reproducible even when it is cut short
         params.setMaxDeterministicTime(s.seconds());
         params.setNumWorkers(s.workers());
+        // the full LP relaxation: the fill-pattern columns of the share groups make it tight, and the bound
+        // it gives is what proves optimality
+        params.setLinearizationLevel(2);
         params.setRandomSeed((int) (s.seed() ^ (s.seed() >>> 32)));
         params.setLogSearchProgress(false);
         return solver;
