@@ -141,12 +141,13 @@ final class CpSatModel {
         }
     }
 
-    CpSatModel(BatchProblem p) {
+    /** @param patternLimit fill patterns per GPU class beyond which a node group falls back to packing cuts */
+    CpSatModel(BatchProblem p, int patternLimit) {
         this.p = p;
         this.cluster = p.cluster();
         buildTypes();
         this.bounds = new PackingBounds(types.stream().filter(JobType::share).mapToInt(t -> t.demand.milli()).toArray());
-        buildShareGroups();
+        buildShareGroups(patternLimit);
         LinearExprBuilder obj = LinearExpr.newBuilder();
         for (JobType t : types) {
             for (int i = 0; i < t.jobs.length; i++) {
@@ -185,7 +186,7 @@ final class CpSatModel {
      * task slots, share types passing the filters and GPU rule on idle GPUs. A node whose idle GPUs differ, or
      * a group with too many patterns, is left to the per-node relaxation with packing cuts.
      */
-    private void buildShareGroups() {
+    private void buildShareGroups(int patternLimit) {
         List<JobType> shareTypes = types.stream().filter(JobType::share).toList();
         if (shareTypes.isEmpty()) return;
         List<FilterPlugin> filters = PlacementPlugins.defaultFilters();
@@ -228,7 +229,7 @@ final class CpSatModel {
         }
         for (Map.Entry<String, List<NodeState>> e : members.entrySet()) {
             List<NodeShares> nodes = e.getValue().stream().map(NodeShares::new).toList();
-            ShareGroup g = ShareGroup.build(model, nodes, passingOf.get(e.getKey()), allowed);
+            ShareGroup g = ShareGroup.build(model, nodes, passingOf.get(e.getKey()), allowed, patternLimit);
             if (g == null) continue;
             groups.add(g);
             for (NodeShares ns : nodes) {

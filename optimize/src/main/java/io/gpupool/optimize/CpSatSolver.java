@@ -19,6 +19,17 @@ import java.util.OptionalLong;
  * worker the search is deterministic for a seed.
  */
 public final class CpSatSolver implements Solver {
+    private final int patternLimit;
+
+    public CpSatSolver() {
+        this(ShareGroup.PATTERN_LIMIT);
+    }
+
+    /** With another limit on fill patterns per GPU class (0: every node's shares by packing cuts; for tests). */
+    CpSatSolver(int patternLimit) {
+        this.patternLimit = patternLimit;
+    }
+
     @Override public String name() { return "cpsat"; }
 
     /**
@@ -35,7 +46,7 @@ public final class CpSatSolver implements Solver {
         OrderSearch start = new OrderSearch(p, s);
         start.seeds();
         SolveResult warm = start.result("greedy", "warm start");
-        CpSatModel m = new CpSatModel(p);
+        CpSatModel m = new CpSatModel(p, patternLimit);
         m.model.maximize(m.value);
         Phase one = run(p, m, s, deadline, warm.placement());
         double phase1 = (System.nanoTime() - t0) / 1e9;

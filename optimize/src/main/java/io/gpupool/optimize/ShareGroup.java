@@ -25,7 +25,7 @@ import java.util.Map;
  * cut is needed, and the relaxation is the tight cutting-stock one.
  */
 final class ShareGroup {
-    /** Patterns per class beyond which a group is left to the per-node relaxation with packing cuts. */
+    /** Patterns per class beyond which a group is left, by default, to the per-node relaxation with packing cuts. */
     static final int PATTERN_LIMIT = 2000;
 
     /** GPUs in one state: where they are ({node, gpu}), their patterns (counts per kind) and how many take each. */
@@ -43,9 +43,9 @@ final class ShareGroup {
      * @param types     the share types that pass the filters on these nodes
      * @param allowed   for each node of the group and each GPU, which of {@code types} the GPU rule lets on
      *                  it (null for a GPU that takes no shares)
-     * @return null when a class has more than {@link #PATTERN_LIMIT} patterns
+     * @return null when a class has more than {@code limit} patterns
      */
-    static ShareGroup build(CpModel model, List<CpSatModel.NodeShares> nodes, List<CpSatModel.JobType> types, Map<Integer, boolean[][]> allowed) {
+    static ShareGroup build(CpModel model, List<CpSatModel.NodeShares> nodes, List<CpSatModel.JobType> types, Map<Integer, boolean[][]> allowed, int limit) {
         // classes of GPUs in the same state; the idle GPUs of all nodes form one class (same model, same rule)
         Map<String, List<int[]>> byState = new LinkedHashMap<>();
         Map<String, boolean[]> maskOf = new HashMap<>();
@@ -95,7 +95,7 @@ final class ShareGroup {
             if (on.isEmpty()) continue;
             long[] r = roomOf.get(c);
             int[] mostOn = on.stream().mapToInt(most::get).toArray();
-            List<int[]> local = SharePatterns.maximal((int) r[0], r[1], (int) r[2], on.stream().map(sizes::get).toList(), mostOn, PATTERN_LIMIT);
+            List<int[]> local = SharePatterns.maximal((int) r[0], r[1], (int) r[2], on.stream().map(sizes::get).toList(), mostOn, limit);
             if (local == null) return null;
             List<int[]> patterns = new ArrayList<>();
             for (int[] lp : local) {
