@@ -13,11 +13,11 @@ import java.util.OptionalLong;
 /**
  * The exact method: {@link CpSatModel} solved by OR-Tools CP-SAT, lexicographically. Phase 1 maximises the
  * value, warm-started from the best greedy answer (the greedy orders, and the priority order with every job
- * steered; it is also what is returned if CP-SAT finds nothing in time). Shares are exact in the model
- * where fill patterns describe them ({@link ShareGroup}); elsewhere every answer's shares are packed exactly per
+ * steered; it is also what is returned if CP-SAT finds nothing in time). Shares are exact in the model where
+ * fill patterns describe them ({@link ShareGroup}); elsewhere every answer's shares are packed exactly per
  * node, and a node that does not pack gets a cut and the model is solved again. Phase 2, with what is left of
- * the budget, keeps the value and minimises the penalty (idle GPUs opened by shares, nodes used by gangs). {@code optimal} refers to the value. With one
- * worker the search is deterministic for a seed.
+ * the budget, keeps the value and minimises the penalty (idle GPUs opened by shares, nodes used by gangs).
+ * {@code optimal} refers to the value. With one worker the search is deterministic for a seed.
  */
 public final class CpSatSolver implements Solver {
     private final int patternLimit;
