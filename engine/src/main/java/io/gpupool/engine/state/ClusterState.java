@@ -141,6 +141,16 @@ public final class ClusterState {
     }
 
     private void take(List<GpuGrant> grants, boolean newWork) {
+        change(grants, 1, newWork);
+    }
+
+    /** Gives the grants' capacity back. */
+    public void release(List<GpuGrant> grants) {
+        change(grants, -1, false);
+    }
+
+    /** Takes (+1) or gives back (-1) each grant's capacity, after checking the sharing rules (take) or that it is held. */
+    private void change(List<GpuGrant> grants, int sign, boolean newWork) {
         NodeState pending = null;   // a node changed but not yet re-indexed: a replica's grants share one node
         try {
             for (GpuGrant g : grants) {
@@ -148,37 +158,18 @@ public final class ClusterState {
                 if (n != pending && pending != null) touched(pending);
                 pending = n;
                 int i = g.gpu();
-                boolean ok = (!newWork || n.healthy[i]) && (g.exclusive() ? n.tasks[i] == 0
-                        : n.tasks[i] < n.spec.splitCount() && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib());
-                if (!ok) throw new IllegalStateException("grant does not fit: " + g + " on " + n.name());
-                record(n, i);
-                usedMilli += g.milli();
-                n.freeMilli[i] -= g.milli();
-                n.freeMemoryMib[i] -= g.memoryMib();
-                n.tasks[i]++;
-            }
-        } finally {
-            if (pending != null) touched(pending);
-        }
-    }
-
-    /** Gives the grants' capacity back. */
-    public void release(List<GpuGrant> grants) {
-        NodeState pending = null;
-        try {
-            for (GpuGrant g : grants) {
-                NodeState n = nodes.get(g.node());
-                if (n != pending && pending != null) touched(pending);
-                pending = n;
-                int i = g.gpu();
-                if (n.tasks[i] <= 0 || n.freeMilli[i] + g.milli() > GpuShare.WHOLE) {
+                if (sign > 0) {
+                    boolean ok = (!newWork || n.healthy[i]) && (g.exclusive() ? n.tasks[i] == 0
+                            : n.tasks[i] < n.spec.splitCount() && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib());
+                    if (!ok) throw new IllegalStateException("grant does not fit: " + g + " on " + n.name());
+                } else if (n.tasks[i] <= 0 || n.freeMilli[i] + g.milli() > GpuShare.WHOLE) {
                     throw new IllegalStateException("release of a grant not held: " + g + " on " + n.name());
                 }
                 record(n, i);
-                usedMilli -= g.milli();
-                n.freeMilli[i] += g.milli();
-                n.freeMemoryMib[i] += g.memoryMib();
-                n.tasks[i]--;
+                usedMilli += sign * g.milli();
+                n.freeMilli[i] -= sign * g.milli();
+                n.freeMemoryMib[i] -= sign * g.memoryMib();
+                n.tasks[i] += sign;
             }
         } finally {
             if (pending != null) touched(pending);
