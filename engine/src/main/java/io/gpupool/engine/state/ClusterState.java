@@ -39,6 +39,7 @@ public final class ClusterState {
     private long totalMemoryMib;
     private int cordonedNodes;
     private long usedMilli;
+    private long version;
 
     public ClusterState(ClusterSpec spec) {
         int max = 0;
@@ -66,7 +67,9 @@ public final class ClusterState {
         nodeByName.put(spec.name(), n.id);
         models.putIfAbsent(model.id(), model);
         shapes.merge(NodeShape.of(n), 1, Integer::sum);
-        indexByModel.computeIfAbsent(model.id(), k -> new CapacityIndex(maxGpusPerNode)).update(n);
+        n.index = indexByModel.computeIfAbsent(model.id(), k -> new CapacityIndex(maxGpusPerNode));
+        n.index.update(n);
+        version++;
         totalMilli += (long) n.gpuCount() * GpuShare.WHOLE;
         totalMemoryMib += (long) n.gpuCount() * model.memoryMib();
         return n;
@@ -109,6 +112,13 @@ public final class ClusterState {
     /** Nodes that take no new work. */
     public int cordonedNodes() { return cordonedNodes; }
 
+    /**
+     * Changes whenever any GPU's free capacity, a node's health or cordon, or the set of nodes changes (also
+     * inside and on rollback of a tentative section): equal versions mean the same state, so a placement
+     * that failed at one version fails again at it.
+     */
+    public long version() { return version; }
+
     /** Compute in use over all GPUs, in thousandths of a GPU (kept incrementally). */
     public long usedMilli() {
         return usedMilli;
@@ -131,35 +141,38 @@ public final class ClusterState {
     }
 
     private void take(List<GpuGrant> grants, boolean newWork) {
-        for (GpuGrant g : grants) {
-            NodeState n = nodes.get(g.node());
-            int i = g.gpu();
-            boolean ok = (!newWork || n.healthy[i]) && (g.exclusive() ? n.tasks[i] == 0
-                    : n.tasks[i] < n.spec.splitCount() && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib());
-            if (!ok) throw new IllegalStateException("grant does not fit: " + g + " on " + n.name());
-            record(n, i);
-            usedMilli += g.milli();
-            n.freeMilli[i] -= g.milli();
-            n.freeMemoryMib[i] -= g.memoryMib();
-            n.tasks[i]++;
-            touched(n);
-        }
+        change(grants, 1, newWork);
     }
 
     /** Gives the grants' capacity back. */
     public void release(List<GpuGrant> grants) {
-        for (GpuGrant g : grants) {
-            NodeState n = nodes.get(g.node());
-            int i = g.gpu();
-            if (n.tasks[i] <= 0 || n.freeMilli[i] + g.milli() > GpuShare.WHOLE) {
-                throw new IllegalStateException("release of a grant not held: " + g + " on " + n.name());
+        change(grants, -1, false);
+    }
+
+    /** Takes (+1) or gives back (-1) each grant's capacity, after checking the sharing rules (take) or that it is held. */
+    private void change(List<GpuGrant> grants, int sign, boolean newWork) {
+        NodeState pending = null;   // a node changed but not yet re-indexed: a replica's grants share one node
+        try {
+            for (GpuGrant g : grants) {
+                NodeState n = nodes.get(g.node());
+                if (n != pending && pending != null) touched(pending);
+                pending = n;
+                int i = g.gpu();
+                if (sign > 0) {
+                    boolean ok = (!newWork || n.healthy[i]) && (g.exclusive() ? n.tasks[i] == 0
+                            : n.tasks[i] < n.spec.splitCount() && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib());
+                    if (!ok) throw new IllegalStateException("grant does not fit: " + g + " on " + n.name());
+                } else if (n.tasks[i] <= 0 || n.freeMilli[i] + g.milli() > GpuShare.WHOLE) {
+                    throw new IllegalStateException("release of a grant not held: " + g + " on " + n.name());
+                }
+                record(n, i);
+                usedMilli += sign * g.milli();
+                n.freeMilli[i] -= sign * g.milli();
+                n.freeMemoryMib[i] -= sign * g.memoryMib();
+                n.tasks[i] += sign;
             }
-            record(n, i);
-            usedMilli -= g.milli();
-            n.freeMilli[i] += g.milli();
-            n.freeMemoryMib[i] += g.memoryMib();
-            n.tasks[i]--;
-            touched(n);
+        } finally {
+            if (pending != null) touched(pending);
         }
     }
 
@@ -178,8 +191,9 @@ public final class ClusterState {
     }
 
     private void touched(NodeState n) {
+        version++;
         n.recompute();
-        indexByModel.get(n.model.id()).update(n);
+        n.index.update(n);
     }
 
     // ---- journal --------------------------------------------------------------------------------
@@ -192,15 +206,18 @@ public final class ClusterState {
 
     /** Undoes every change since the mark and closes that section. */
     public void rollback(int mark) {
+        NodeState pending = null;
         for (int k = journalSize - 1; k >= mark; k--) {
             NodeState n = nodes.get((int) (journalNode[k] >>> 8));
+            if (n != pending && pending != null) touched(pending);
+            pending = n;
             int g = (int) (journalNode[k] & 0xff);
             usedMilli += n.freeMilli[g] - journalMilli[k];
             n.freeMilli[g] = journalMilli[k];
             n.freeMemoryMib[g] = journalMem[k];
             n.tasks[g] = journalTasks[k];
-            touched(n);
         }
+        if (pending != null) touched(pending);
         journalSize = mark;
         close();
     }

@@ -81,5 +81,7 @@ public final class Scorers {
         }
 
         @Override public String defaultGpuPolicy() { return "fgd"; }
+
+        @Override public boolean readsWorkloadProfile() { return true; }
     }
 }
