@@ -124,4 +124,17 @@ abstract class StoreContractTest {
         assertThat(store.logs("j1", 1, 10)).extracting(LogRow::line).containsExactly("b", "c");
         assertThat(store.logs("j1", 0, 1)).extracting(LogRow::line).containsExactly("a");
     }
+
+    @Test
+    void a_saved_run_time_predictor_is_replaced_per_kind_and_read_back_after_a_restart() {
+        assertThat(store.predictor("history")).isEmpty();
+        String big = "A".repeat(300_000);   // a predictor that learned a lot: far beyond a VARCHAR
+        commit(new Write.PutPredictor(new PredictorRow("history", "old", 3, 1000)),
+                new Write.PutPredictor(new PredictorRow("gbt", "trees", 5, 1500)));
+        commit(new Write.PutPredictor(new PredictorRow("history", big, 4, 2000)));
+        store.close();
+        store = new Store(Database.open(jdbcUrl()));
+        assertThat(store.predictor("history")).contains(new PredictorRow("history", big, 4, 2000));
+        assertThat(store.predictor("gbt")).contains(new PredictorRow("gbt", "trees", 5, 1500));
+    }
 }
