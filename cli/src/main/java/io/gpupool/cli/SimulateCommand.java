@@ -10,6 +10,7 @@ import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.JobSpec;
 import io.gpupool.model.SpecException;
 import io.gpupool.predict.runtime.Predictors;
+import io.gpupool.predict.sizing.AdvisorMemorySizer;
 import io.gpupool.sim.Simulator;
 import io.gpupool.sim.inflation.InflationStudy;
 import io.gpupool.sim.metrics.ResultFormat;
@@ -172,7 +173,9 @@ public final class SimulateCommand implements Callable<Integer> {
             throw new SpecException("--trace", "trace", "give either --trace FILE or --synthetic JOBS");
         }
         if (synthetic != null) return synthetic(synthetic, cs.totalGpus(), seed);
-        return TraceFile.open(trace, TraceFormats.get(traceFormat), new TraceContext(GpuCatalog.standard(), Math.max(1, cs.maxGpusPerNode())), skipBadRows);
+        TraceContext context = new TraceContext(GpuCatalog.standard(), Math.max(1, cs.maxGpusPerNode()))
+                .withSizer(new AdvisorMemorySizer(GpuCatalog.standard()));
+        return TraceFile.open(trace, TraceFormats.get(traceFormat), context, skipBadRows);
     }
 
     /** {@code JOBS[,load=L][,tenants=T][,fractional=F]}. */

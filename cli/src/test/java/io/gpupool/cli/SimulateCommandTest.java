@@ -77,6 +77,28 @@ class SimulateCommandTest {
         assertThat(r.err()).contains("unknown predictor 'psychic'", "history", "gbt", "none");
     }
 
+    @Test
+    void aJobThatNamesItsModelGetsItsGpuMemoryFromTheAdvisor() throws IOException {
+        // on 16 GB T4s: 7B int4 inference on half a GPU needs 5422 MiB and runs; 7B bf16 training over 8 whole GPUs needs
+        // 16379 MiB per GPU, which no T4 has, so the engine refuses it
+        Path t = file("models.csv", "job_id,submit_time,duration,num_gpus,gpu_milli,gpu_mem_mib,model_params,model_mode,model_precision",
+                "serve,0,60,1,500,,7B,infer,int4", "train,0,60,8,,,7B,train,bf16");
+        Cli.Result r = Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x8:T4", "--policy", "fcfs", "--output", "json");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        JsonNode result = JSON.readTree(r.out()).get(0);
+        assertThat(result.get("jobs").asInt()).isEqualTo(1);
+        assertThat(result.get("rejected").asInt()).isEqualTo(1);
+        assertThat(result.get("utilization").asDouble()).as("half of one of 8 GPUs for the whole run").isEqualTo(0.0625);
+    }
+
+    @Test
+    void aBadModelCellNamesLineAndColumn() throws IOException {
+        Path t = file("bad-model.csv", "job_id,submit_time,duration,num_gpus,model_params", "a,0,60,1,7B", "b,0,60,1,lots");
+        Cli.Result r = Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x8:T4");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("bad-model.csv:3", "model_params", "expected a count like 7B");
+    }
+
     private static double avgJct(Cli.Result r) throws IOException {
         assertThat(r.exitCode()).as(r.err()).isZero();
         return JSON.readTree(r.out()).get(0).get("avg_jct_s").asDouble();
