@@ -3,6 +3,7 @@ package io.gpupool.server.core;
 import io.gpupool.engine.policy.RuntimePredictor;
 import io.gpupool.model.JobSpec;
 import io.gpupool.predict.runtime.DefaultRuntime;
+import io.gpupool.predict.runtime.EstimateFirstPredictor;
 import io.gpupool.predict.runtime.PersistentPredictor;
 import io.gpupool.predict.runtime.Predictors;
 import io.gpupool.store.PredictorRow;
@@ -35,6 +36,7 @@ public final class RuntimeLearning implements RuntimePredictor, AutoCloseable {
 
     private final String kind;
     private final RuntimePredictor model;   // a PersistentPredictor, or DefaultRuntime (nothing to save)
+    private final EstimateFirstPredictor scheduling;
     private final Store store;
     private final PoolService pool;
     private final ScheduledExecutorService saver;
@@ -45,6 +47,7 @@ public final class RuntimeLearning implements RuntimePredictor, AutoCloseable {
     private RuntimeLearning(String kind, RuntimePredictor model, long learned, Store store, PoolService pool) {
         this.kind = kind;
         this.model = model;
+        this.scheduling = new EstimateFirstPredictor(model);
         this.learned = learned;
         this.savedAt = learned;
         this.store = store;
@@ -100,12 +103,12 @@ public final class RuntimeLearning implements RuntimePredictor, AutoCloseable {
     /** The job's own estimate when it gives one, else the model's. */
     @Override
     public long predictMs(JobSpec job) {
-        return job.runtimeEstimateMs().isPresent() ? job.runtimeEstimateMs().getAsLong() : model.predictMs(job);
+        return scheduling.predictMs(job);
     }
 
     @Override
     public void observe(JobSpec job, long runMs) {
-        model.observe(job, runMs);
+        scheduling.observe(job, runMs);
         learned++;
     }
 
