@@ -73,7 +73,7 @@ public final class InflationStudy {
         for (long i = 0; arrived * 100.0 / capacity < maxArrivedPct; i++) {
             JobSpec drawn = tasks.get(rnd.nextInt(tasks.size()));
             JobSpec task = JobSpec.builder("task-" + i).shape(drawn.shape()).share(drawn.share())
-                    .allowedModels(drawn.allowedModels()).submitMs(i).build();
+                    .allowedModels(drawn.allowedModels()).host(drawn.host()).submitMs(i).build();
             long demand = task.gpuMilliDemand();
             arrived += demand;
             SubmitResult r = scheduler.submit(task, i);
