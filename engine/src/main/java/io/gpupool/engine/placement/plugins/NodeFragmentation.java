@@ -13,8 +13,8 @@ import java.util.List;
  * depends only on the node's usable free compute and its idle-GPU count. So trying a grant costs
  * O(shapes x GPUs granted), not O(shapes x GPUs of the node): the FGD GPU policy tries every GPU of every
  * candidate node. A shape the node cannot serve at all (GPU model not allowed, host CPU or memory short)
- * counts all free compute; a grant's host request can only add shapes to that set. Per-shape values are exact integers, weighted in the same order as a full recomputation,
- * so the result is bit-for-bit the same.
+ * counts all free compute; a grant's host request can only add shapes to that set. Per-shape values are
+ * exact integers, weighted in the same order as a full recomputation, so the result is bit-for-bit the same.
  */
 final class NodeFragmentation {
     private final NodeState node;
