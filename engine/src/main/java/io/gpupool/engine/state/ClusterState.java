@@ -161,15 +161,16 @@ public final class ClusterState {
 
     /** Takes a whole allocation for new work: its GPU grants and each replica's host CPU and memory. */
     public void apply(Allocation a) {
-        take(a.grants(), true);
-        if (a.hostPerReplica().requested()) {
-            for (int r = 0; r < a.replicas().size(); r++) takeHost(a.nodeOf(r), a.hostPerReplica());
-        }
+        take(a, true);
     }
 
     /** {@link #reinstate(List)} for a whole allocation, host resources included. */
     public void reinstate(Allocation a) {
-        take(a.grants(), false);
+        take(a, false);
+    }
+
+    private void take(Allocation a, boolean newWork) {
+        take(a.grants(), newWork);
         if (a.hostPerReplica().requested()) {
             for (int r = 0; r < a.replicas().size(); r++) takeHost(a.nodeOf(r), a.hostPerReplica());
         }
