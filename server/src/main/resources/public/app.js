@@ -147,8 +147,8 @@ function render(s) {
   $('summary').textContent = `policy ${s.policy} · ${t.nodes} nodes · ${t.gpusAllocated.toFixed(2)} of ${t.gpus} GPUs allocated (${Math.round(t.allocation * 100)}%)`
     + (t.utilization == null ? '' : ` · utilization ${Math.round(t.utilization * 100)}%`) + ` · ${s.runningCount} running · ${s.pendingCount} queued`;
   $('nodes').innerHTML = s.nodes.map((n) => `
-    <div class="node${n.cordoned ? ' cordoned' : ''}" data-node="${esc(n.name)}">
-      <h3><span>${esc(n.name)}</span><span><span class="badge">${esc(n.model)}</span>${n.cordoned ? ' <span class="badge warn">cordoned</span>' : ''}${n.source === 'demo' ? ' <span class="badge">demo</span>' : ''}</span></h3>
+    <div class="node${n.cordoned || n.state === 'lost' ? ' cordoned' : ''}" data-node="${esc(n.name)}" data-state="${esc(n.state)}">
+      <h3><span>${esc(n.name)}</span><span><span class="badge">${esc(n.model)}</span>${n.cordoned ? ' <span class="badge warn">cordoned</span>' : ''}${n.state === 'lost' || n.state === 'waiting' ? ` <span class="badge warn" title="${n.state === 'lost' ? 'its agent stopped reporting' : 'waiting for its agent'}">${esc(n.state)}</span>` : ''}</span></h3>
       <div class="gpus">${n.gpus.map((g) => gpuTile(g)).join('')}</div>
     </div>`).join('') || '<p class="muted">no nodes yet: start an agent, or the server with --cluster or --demo</p>';
   const maxWeight = s.tenants.reduce((a, x) => Math.max(a, x.entitlement, x.share), 0.01);
@@ -231,7 +231,7 @@ async function showJob(id) {
   const box = $('job-detail');
   try {
     const [j, ev, logs] = await Promise.all([api('GET', '/api/v1/jobs/' + encodeURIComponent(id)),
-      api('GET', `/api/v1/jobs/${encodeURIComponent(id)}/events`), api('GET', `/api/v1/jobs/${encodeURIComponent(id)}/logs`)]);
+      api('GET', `/api/v1/jobs/${encodeURIComponent(id)}/events`), api('GET', `/api/v1/jobs/${encodeURIComponent(id)}/logs?offset=0&limit=65536`)]);
     const where = j.allocation.map((g) => `${g.node} GPU ${g.gpu}${g.exclusive ? '' : ` (${g.milli / 10}%, ${g.memoryMib} MiB)`}`).join('; ');
     box.innerHTML = `
       <dl><dt>job</dt><dd id="detail-id">${esc(j.id)} — ${esc(j.name)}</dd>
@@ -245,7 +245,7 @@ async function showJob(id) {
       </dl>
       ${(j.state === 'PENDING' || j.state === 'RUNNING') ? '<button id="detail-cancel" class="danger">Cancel job</button>' : ''}
       <pre>${ev.events.map((e) => `${new Date(e.atMs).toLocaleTimeString()} ${e.type} ${e.detail}`).map(esc).join('\n')}</pre>
-      <pre id="detail-logs">${logs.lines.map((l) => esc(l.line)).join('\n') || 'no output yet'}</pre>`;
+      <pre id="detail-logs">${esc(logs.text) || 'no output yet'}</pre>`;
     const btn = $('detail-cancel');
     if (btn) btn.addEventListener('click', async () => {
       btn.disabled = true;

@@ -42,6 +42,8 @@ import java.util.Properties;
                 LoadgenCommand.class,
                 K8sCommand.class,
                 GpusCommand.class,
+                AgentCommand.class,
+                LogsCommand.class,
                 AdviseCommand.class,
                 PredictCommand.class,
                 CommandLine.HelpCommand.class,

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /** Nodes with their GPUs' allocation and telemetry. */
-@Command(name = "nodes", description = "List the nodes of a gpupool server with each GPU's allocated share and jobs.")
+@Command(name = "nodes", description = "List the nodes of a gpupool server with each GPU's allocated share and jobs; a node that takes no new work says why (cordoned, lost, waiting).")
 public final class NodesCommand implements Callable<Integer> {
     @Spec CommandSpec spec;
     @Mixin ClientOptions client;
@@ -26,7 +26,7 @@ public final class NodesCommand implements Callable<Integer> {
                 for (JsonNode t : g.path("tasks")) jobs.add((t.path("jobId").isNull() ? "(" + t.path("tenant").asText() + ")" : t.path("jobId").asText())
                         + (t.path("milli").asInt() < 1000 ? ":" + t.path("milli").asInt() / 10 + "%" : ""));
                 JsonNode tel = g.path("telemetry");
-                table.row(n.path("name").asText() + (n.path("cordoned").asBoolean() ? " (cordoned)" : ""), n.path("model").asText(),
+                table.row(n.path("name").asText() + condition(n), n.path("model").asText(),
                         g.path("index").asText(), g.path("usedMilli").asInt() / 10 + "%",
                         tel.isNull() || tel.isMissingNode() ? "-" : Math.round(tel.path("utilPercent").asDouble()) + "%", String.join(" ", jobs));
             }
@@ -34,5 +34,14 @@ public final class NodesCommand implements Callable<Integer> {
         spec.commandLine().getOut().print(table.render());
         spec.commandLine().getOut().flush();
         return 0;
+    }
+
+    /** What keeps a node from taking new work: an admin's cordon, its agent lost or not back yet after a server restart. */
+    private static String condition(JsonNode n) {
+        List<String> c = new ArrayList<>();
+        if (n.path("cordoned").asBoolean()) c.add("cordoned");
+        String state = n.path("state").asText();
+        if (state.equals("lost") || state.equals("waiting")) c.add(state);
+        return c.isEmpty() ? "" : " (" + String.join(", ", c) + ")";
     }
 }

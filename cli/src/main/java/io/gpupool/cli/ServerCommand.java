@@ -2,6 +2,7 @@ package io.gpupool.cli;
 
 import io.gpupool.server.GpupoolServer;
 import io.gpupool.server.ServerOptions;
+import io.gpupool.server.core.AgentSettings;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -14,7 +15,7 @@ import java.util.concurrent.CountDownLatch;
 /** Runs the scheduler as a service: REST API, durable store, metrics, live dashboard. */
 @Command(name = "server", description = {
         "Run the gpupool service: REST API and live dashboard on one port, durable job store, Prometheus metrics.",
-        "With --demo: fake nodes, a steady synthetic workload from a few tenants and fake agents that run it (open the printed link)."})
+        "With --demo: node agents with fake GPUs in this process run a steady synthetic workload from a few tenants as real processes (open the printed link)."})
 public final class ServerCommand implements Callable<Integer> {
     @Spec CommandSpec spec;
 
@@ -42,14 +43,24 @@ public final class ServerCommand implements Callable<Integer> {
     @Option(names = "--rate-limit", defaultValue = "50", paramLabel = "PER_SEC", description = "Requests per second per token; 0 = unlimited (default: ${DEFAULT-VALUE}).")
     double rateLimit;
 
-    @Option(names = "--demo", description = "Demo mode: fake nodes (" + ServerOptions.DEMO_CLUSTER + " unless --cluster), synthetic jobs from several tenants, fake agents.")
+    @Option(names = "--demo", description = "Demo mode: node agents with fake GPUs in this process (" + ServerOptions.DEMO_CLUSTER
+            + " unless --cluster) running a synthetic workload from several tenants as real processes.")
     boolean demo;
+
+    @Option(names = "--agent-report-interval", defaultValue = "5", paramLabel = "SEC",
+            description = "Longest time between a node agent's reports; a report with nothing to say waits this long for new work (default: ${DEFAULT-VALUE}).")
+    double reportIntervalSec;
+
+    @Option(names = "--node-lost-timeout", defaultValue = "30", paramLabel = "SEC",
+            description = "A node whose agent has not reported for this long is lost: its jobs are requeued or failed by their restart policy (default: ${DEFAULT-VALUE}).")
+    double nodeLostTimeoutSec;
 
     @Override
     public Integer call() throws InterruptedException {
         String token = adminToken != null ? adminToken : System.getenv("GPUPOOL_ADMIN_TOKEN");
         if (token != null && token.isBlank()) token = null;
-        ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, policy, rateLimit, demo, 1);
+        ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, policy, rateLimit, demo, 1,
+                new AgentSettings(Math.round(reportIntervalSec * 1000), Math.round(nodeLostTimeoutSec * 1000)));
         GpupoolServer server = GpupoolServer.start(o, System.out);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -99,7 +99,7 @@ public final class SimulateCommand implements Callable<Integer> {
     String fairnessWindow;
 
     @Option(names = "--inflation-max", defaultValue = "120", paramLabel = "PCT",
-            description = "Inflation: stop when arrived GPU demand reaches PCT % of the pool (default: ${DEFAULT-VALUE}).")
+            description = "Inflation: stop when arrived GPU demand reaches PCT %% of the pool (default: ${DEFAULT-VALUE}).")
     double inflationMax;
 
     @Option(names = "--skip-bad-rows", description = "Skip malformed trace rows (and say how many) instead of stopping at the first.")

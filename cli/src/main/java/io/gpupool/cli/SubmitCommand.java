@@ -39,6 +39,11 @@ public final class SubmitCommand implements Callable<Integer> {
     Long estimateSec;
     @Option(names = "--env", paramLabel = "K=V", description = "Environment variable for the job (repeatable).")
     Map<String, String> env = new LinkedHashMap<>();
+    @Option(names = "--work-dir", paramLabel = "DIR", description = "Absolute directory the command runs in on its node (default: a fresh one per attempt).")
+    String workDir;
+    @Option(names = "--restart-policy", paramLabel = "POLICY",
+            description = "When a run is lost (its node lost, its process gone): requeue (a new attempt) or fail (default: requeue).")
+    String restartPolicy;
     @Option(names = "--idempotency-key", paramLabel = "KEY", description = "Retrying with the same key returns the same job instead of a second one.")
     String idempotencyKey;
     @Option(names = "--output", defaultValue = "text", paramLabel = "FORMAT", description = "text or json (default: ${DEFAULT-VALUE}).")
@@ -60,6 +65,8 @@ public final class SubmitCommand implements Callable<Integer> {
         if (estimateSec != null) body.put("estimateSec", estimateSec);
         body.put("command", command);
         if (!env.isEmpty()) body.put("env", env);
+        if (workDir != null) body.put("workDir", workDir);
+        if (restartPolicy != null) body.put("restartPolicy", restartPolicy);
         JsonNode job = client.client().post("/api/v1/jobs", body, idempotencyKey);
         if (output.equals("json")) Json.print(spec.commandLine().getOut(), job);
         else spec.commandLine().getOut().println("submitted " + job.path("id").asText() + " (" + job.path("state").asText() + ") for tenant "

@@ -48,6 +48,13 @@ class ClientCommandsTest {
             Cli.Result bad = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--gpus", "2", "--milli", "500", "--", "x");
             assertThat(bad.exitCode()).isEqualTo(2);
             assertThat(bad.err()).contains("HTTP 422", "gpuMilli");
+            Cli.Result policy = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--restart-policy", "fail",
+                    "--work-dir", "/srv/runs/eval", "--output", "json", "--", "python", "eval.py");
+            assertThat(policy.exitCode()).as(policy.err()).isZero();
+            assertThat(policy.out()).contains("\"restartPolicy\" : \"fail\"", "\"workDir\" : \"/srv/runs/eval\"");
+            Cli.Result badPolicy = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--restart-policy", "retry", "--", "x");
+            assertThat(badPolicy.exitCode()).isEqualTo(2);
+            assertThat(badPolicy.err()).contains("HTTP 422", "restartPolicy", "retry");
         }
         Cli.Result down = Cli.run("status", "--server", "http://127.0.0.1:9", "--token", ADMIN, "j1");
         assertThat(down.exitCode()).isEqualTo(2);

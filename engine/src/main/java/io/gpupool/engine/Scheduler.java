@@ -62,6 +62,11 @@ public final class Scheduler {
     private final JobState.RoundNote round = new JobState.RoundNote();
     private long seq;
     private long lastNowMs = Long.MIN_VALUE;
+    // Shapes whose placement failed when the cluster was at version blockedAtVersion, with the reason. While
+    // the state is unchanged they fail again: a blocked head costs O(1) per round until capacity changes
+    // (long replays have millions of rounds where only arrivals happen).
+    private final Map<String, String> blockedShapes = new HashMap<>();
+    private long blockedAtVersion = -1;
 
     /** A reservation of GPUs for a blocked job from {@code atMs} (EASY backfill). */
     private record Reservation(String jobId, long atMs, Set<Long> gpus) {}
@@ -95,6 +100,7 @@ public final class Scheduler {
             for (JobState j : pending.values()) standing.add(j);
         }
         this.pipeline = pl;
+        blockedAtVersion = -1;
         ledger.reconfigure(newConfig.tenants(), newConfig.fairShareHalfLifeMs());
     }
 
@@ -292,6 +298,7 @@ public final class Scheduler {
             }
             String shape = shapeKey(job.spec());
             String reason = failedShapes.get(shape);
+            if (reason == null) reason = knownFailure(shape);
             if (reason == null) {
                 PlacementResult r = pipeline.place(cycle(job, null), true);
                 if (r.ok()) {
@@ -302,6 +309,7 @@ public final class Scheduler {
                 }
                 reason = r.reason();
                 failedShapes.put(shape, reason);
+                rememberFailure(shape, reason);
             }
             // later jobs of the same shape and tenant have no more victims to choose from
             String victimKey = shape + "|" + job.spec().tenant();
@@ -500,9 +508,24 @@ public final class Scheduler {
         return m;
     }
 
+    /** Why a job of this shape cannot be placed, if it already failed with the cluster in its current state. */
+    private String knownFailure(String shape) {
+        return cluster.version() == blockedAtVersion ? blockedShapes.get(shape) : null;
+    }
+
+    private void rememberFailure(String shape, String reason) {
+        if (!pipeline.dependsOnlyOnClusterState()) return;
+        if (cluster.version() != blockedAtVersion) {
+            blockedShapes.clear();
+            blockedAtVersion = cluster.version();
+        }
+        blockedShapes.put(shape, reason);
+    }
+
     /** Jobs with the same key fit or fail together within a round (capacity only shrinks). */
     private static String shapeKey(JobSpec s) {
-        return s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels());
+        return s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels())
+                + (s.host().requested() ? "/" + s.host().cpuMilli() + "/" + s.host().memoryMib() : "");
     }
 
     /**

@@ -34,12 +34,17 @@ import java.util.TreeSet;
  *   <li>jobs that need the same from every node (a <em>type</em>) share their placement counts; which jobs
  *       of a type run is one boolean per job, best value first, so only the count is really searched;</li>
  *   <li>whole-GPU replicas are counted per node, or per NVLink domain when they must sit in one;</li>
- *   <li>fractional shares are counted per node, with the number of idle GPUs they open; the GPUs of a node
- *       are summed (compute, memory, task slots, and for each share size how many such shares the GPUs can
- *       hold). Sums can admit a set of shares that does not actually pack onto the GPUs, so every node's
- *       answer is checked by exact bin packing ({@link SharePacking}); a set that does not pack gets a cut
- *       (it needs one more idle GPU) and the model is solved again ({@link CpSatSolver}). The model is thus
- *       a relaxation made exact lazily: its proven optimum, once packed, is the optimum.</li>
+ *   <li>fractional shares, on nodes that form groups of interchangeable nodes (the usual case), are modelled
+ *       exactly with fill patterns per class of GPUs in the same state ({@link ShareGroup}): each GPU takes one
+ *       maximal pattern of shares and each share kind is covered by the chosen patterns, with the number of
+ *       idle GPUs the shares open per node. This is the cutting-stock relaxation, tight enough for the LP
+ *       bound (with CP-SAT's full linearization) to prove optimality;</li>
+ *   <li>elsewhere (a node whose idle GPUs differ, a group with too many patterns) shares are counted per node,
+ *       with the number of idle GPUs they open; the GPUs of a node are summed (compute, memory, task slots,
+ *       and for each share size how many such shares the GPUs can hold). Sums can admit a set of shares that
+ *       does not actually pack onto the GPUs, so every such node's answer is checked by exact bin packing
+ *       ({@link SharePacking}); a set that does not pack gets a cut (it needs one more idle GPU) and the model
+ *       is solved again ({@link CpSatSolver}). That part is a relaxation made exact lazily.</li>
  * </ul>
  * Where a replica may go comes from the engine: a node is a candidate when the pipeline's filters pass it,
  * an NVLink domain or a GPU when {@link GivenGpus} accepts it; the answer goes back through the engine's own
@@ -53,6 +58,9 @@ final class CpSatModel {
     final List<JobType> types = new ArrayList<>();
     private final Map<Integer, NodeShares> shares = new LinkedHashMap<>();
     private final List<BoolVar> gangNodeUse = new ArrayList<>();
+    /** Nodes whose shares are modelled exactly by fill patterns, in groups of interchangeable nodes. */
+    private final List<ShareGroup> groups = new ArrayList<>();
+    private final java.util.Set<Integer> patterned = new java.util.HashSet<>();
     final LinearExpr value;
     final LinearExpr penalty;
     int cuts;
@@ -133,11 +141,13 @@ final class CpSatModel {
         }
     }
 
-    CpSatModel(BatchProblem p) {
+    /** @param patternLimit fill patterns per GPU class beyond which a node group falls back to packing cuts */
+    CpSatModel(BatchProblem p, int patternLimit) {
         this.p = p;
         this.cluster = p.cluster();
         buildTypes();
         this.bounds = new PackingBounds(types.stream().filter(JobType::share).mapToInt(t -> t.demand.milli()).toArray());
+        buildShareGroups(patternLimit);
         LinearExprBuilder obj = LinearExpr.newBuilder();
         for (JobType t : types) {
             for (int i = 0; i < t.jobs.length; i++) {
@@ -147,12 +157,13 @@ final class CpSatModel {
             addSlots(t);
             LinearExprBuilder placed = LinearExpr.newBuilder();
             for (Slot s : t.slots) placed.add(s.count());
+            for (ShareGroup g : groups) if (g.count.containsKey(t)) placed.add(g.count.get(t));
             LinearExprBuilder jobsRun = LinearExpr.newBuilder();
             for (BoolVar b : t.run) jobsRun.addTerm(b, t.replicas());
             model.addEquality(placed, jobsRun);
         }
         value = obj.build();
-        for (NodeShares ns : shares.values()) addShareCapacity(ns);
+        for (NodeShares ns : shares.values()) if (!patterned.contains(ns.n.id())) addShareCapacity(ns);
         addIdleGpuCapacity();
         LinearExprBuilder pen = LinearExpr.newBuilder();
         for (NodeShares ns : shares.values()) pen.add(ns.opened);
@@ -170,6 +181,64 @@ final class CpSatModel {
         }
     }
 
+    /**
+     * Groups nodes whose shares can be modelled by fill patterns ({@link ShareGroup}): same GPU model, memory,
+     * task slots, share types passing the filters and GPU rule on idle GPUs. A node whose idle GPUs differ, or
+     * a group with too many patterns, is left to the per-node relaxation with packing cuts.
+     */
+    private void buildShareGroups(int patternLimit) {
+        List<JobType> shareTypes = types.stream().filter(JobType::share).toList();
+        if (shareTypes.isEmpty()) return;
+        List<FilterPlugin> filters = PlacementPlugins.defaultFilters();
+        List<CycleState> cycles = shareTypes.stream().map(t -> new CycleState(cluster, t.spec, p.profile(), null)).toList();
+        Map<String, List<NodeState>> members = new LinkedHashMap<>();
+        Map<String, List<JobType>> passingOf = new HashMap<>();
+        Map<Integer, boolean[][]> allowed = new HashMap<>();
+        for (NodeState n : cluster.nodes()) {
+            List<Integer> passing = new ArrayList<>();
+            for (int i = 0; i < shareTypes.size(); i++) {
+                boolean pass = true;
+                for (FilterPlugin f : filters) pass &= f.filter(cycles.get(i), shareTypes.get(i).demand, n) == null;
+                if (pass) passing.add(i);
+            }
+            if (passing.isEmpty()) continue;
+            boolean[][] ok = new boolean[n.gpuCount()][];
+            boolean[] idleMask = null;
+            boolean uniform = true, any = false;
+            for (int g = 0; g < n.gpuCount(); g++) {
+                if (!n.isFullyFree(g) && !n.canShare(g)) continue;
+                boolean[] m = new boolean[passing.size()];
+                boolean fits = false;
+                for (int i = 0; i < m.length; i++) {
+                    int t = passing.get(i);
+                    fits |= m[i] = GivenGpus.check(cycles.get(t), shareTypes.get(t).demand, n, new int[] {g}) == null;
+                }
+                if (!fits) continue;
+                if (n.isFullyFree(g)) {
+                    if (idleMask == null) idleMask = m;
+                    else uniform &= Arrays.equals(idleMask, m);
+                }
+                ok[g] = m;
+                any = true;
+            }
+            if (!any || !uniform) continue;
+            String key = n.model().id() + "/" + n.memoryCapacityMib() + "/" + n.spec().splitCount() + "/" + passing + "/" + Arrays.toString(idleMask);
+            members.computeIfAbsent(key, k -> new ArrayList<>()).add(n);
+            passingOf.putIfAbsent(key, passing.stream().map(shareTypes::get).toList());
+            allowed.put(n.id(), ok);
+        }
+        for (Map.Entry<String, List<NodeState>> e : members.entrySet()) {
+            List<NodeShares> nodes = e.getValue().stream().map(NodeShares::new).toList();
+            ShareGroup g = ShareGroup.build(model, nodes, passingOf.get(e.getKey()), allowed, patternLimit);
+            if (g == null) continue;
+            groups.add(g);
+            for (NodeShares ns : nodes) {
+                shares.put(ns.n.id(), ns);
+                patterned.add(ns.n.id());
+            }
+        }
+    }
+
     /** Where the type's replicas may go, as the engine's filters and GPU rule say, with bounded counts. */
     private void addSlots(JobType t) {
         CycleState cycle = new CycleState(cluster, t.spec, p.profile(), null);
@@ -181,6 +250,7 @@ final class CpSatModel {
             for (FilterPlugin f : filters) pass &= f.filter(cycle, t.demand, n) == null;
             if (!pass) continue;
             if (t.share()) {
+                if (patterned.contains(n.id())) continue;   // in a share group
                 long fit = 0;   // how many of these shares the node's GPUs could take, one GPU at a time
                 long mem = t.demand.memoryOn(n.model(), n.memoryCapacityMib());
                 for (int g = 0; g < n.gpuCount(); g++) {
@@ -318,6 +388,7 @@ final class CpSatModel {
     void hint(Map<String, Allocation> placement) {
         Map<Slot, Long> counts = new HashMap<>();
         Map<Integer, java.util.Set<Integer>> openedGpus = new HashMap<>();
+        Map<JobType, List<int[]>> sharesOnGpu = new HashMap<>();
         for (JobType t : types) {
             int placed = 0;
             for (int j : t.jobs) {
@@ -329,12 +400,14 @@ final class CpSatModel {
                     NodeState n = cluster.node(first.node());
                     int domain = t.inDomain() ? n.domainOf(first.gpu()) : -1;
                     for (Slot s : t.slots) if (s.node() == first.node() && s.domain() == domain) counts.merge(s, 1L, Long::sum);
+                    if (t.share()) sharesOnGpu.computeIfAbsent(t, x -> new ArrayList<>()).add(new int[] {n.id(), first.gpu()});
                     if (t.share() && n.isFullyFree(first.gpu())) openedGpus.computeIfAbsent(n.id(), x -> new java.util.HashSet<>()).add(first.gpu());
                 }
             }
             for (int i = 0; i < t.jobs.length; i++) model.addHint(t.run[i], i < placed);
             for (Slot s : t.slots) model.addHint(s.count(), counts.getOrDefault(s, 0L));
         }
+        for (ShareGroup g : groups) g.hint(model, sharesOnGpu);
         for (NodeShares ns : shares.values()) {
             java.util.Set<Integer> used = openedGpus.getOrDefault(ns.n.id(), java.util.Set.of());
             model.addHint(ns.opened, used.size());
@@ -412,6 +485,16 @@ final class CpSatModel {
                     int gpu = b < ns.sharedGpus.length ? ns.sharedGpus[b] : idleChosen[b - ns.sharedGpus.length];
                     replicas.computeIfAbsent(s.type(), x -> new ArrayList<>()).add(List.of(new GpuGrant(n.id(), gpu, 0, 0, false)));
                 }
+            }
+        }
+        for (ShareGroup g : groups) {
+            List<int[]> opened = new ArrayList<>();
+            for (NodeShares ns : g.nodes) {
+                boolean[] used = taken.computeIfAbsent(ns.n.id(), x -> new boolean[ns.n.gpuCount()]);
+                for (int gpu : chooseIdle(ns, solver, (int) solver.value(ns.opened), used)) opened.add(new int[] {ns.n.id(), gpu});
+            }
+            for (Map.Entry<JobType, List<int[]>> e : g.decode(solver, opened).entrySet()) {
+                for (int[] at : e.getValue()) replicas.computeIfAbsent(e.getKey(), x -> new ArrayList<>()).add(List.of(new GpuGrant(at[0], at[1], 0, 0, false)));
             }
         }
         for (boolean domainPass : new boolean[] {true, false}) {

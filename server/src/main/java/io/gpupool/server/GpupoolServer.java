@@ -23,6 +23,7 @@ import io.gpupool.store.Write;
 
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -58,10 +59,13 @@ public final class GpupoolServer implements AutoCloseable {
             throw new io.gpupool.model.SpecException("--policy", "policy", e.getMessage());
         }
         Map<NodeSpec, String> staticNodes = new LinkedHashMap<>();
+        List<NodeSpec> demoNodes = List.of();
         String spec = o.cluster() != null ? o.cluster() : o.demo() ? ServerOptions.DEMO_CLUSTER : null;
         if (spec != null) {
             ClusterSpec cs = ClusterSpecs.parse(spec, catalog);
-            for (NodeSpec n : cs.nodes()) staticNodes.put(n, o.demo() ? DemoDriver.SOURCE : "static");
+            // the demo's nodes are registered by its agents; otherwise they are static nodes without an agent
+            if (o.demo()) demoNodes = cs.nodes();
+            else for (NodeSpec n : cs.nodes()) staticNodes.put(n, "static");
         }
         Database db = o.dbUrl() != null ? Database.open(o.dbUrl()) : Database.embedded(o.dataDir());
         Store store = new Store(db);
@@ -74,18 +78,30 @@ public final class GpupoolServer implements AutoCloseable {
             GpuTelemetry telemetry = new GpuTelemetry();
             ServiceMetrics metrics = new ServiceMetrics(telemetry);
             EventHub hub = new EventHub();
-            PoolService pool = new PoolService(recovered, staticNodes, defaults, store.writer(), catalog, telemetry, clock, metrics, hub::publish);
+            PoolService pool = new PoolService(recovered, staticNodes, defaults, o.agents(), store.writer(), catalog, telemetry, clock, metrics, hub::publish);
             hub.attach(pool);
             metrics.attach(pool::snapshot, store.writer());
             ApiServer api = new ApiServer(o.host(), o.port(), pool, store, tokens, new RateLimiter(o.rateLimit()), metrics, hub, catalog,
-                    telemetry, clock).start();
-            DemoDriver demo = o.demo() ? DemoDriver.start(pool, telemetry, clock, o.demoSeed()) : null;
-            GpupoolServer s = new GpupoolServer(store, pool, hub, api, demo, shown);
+                    clock, o.agents()).start();
             String host = o.host().equals("0.0.0.0") ? "localhost" : o.host();
+            DemoDriver demo = null;
+            if (o.demo()) {
+                String self = "http://" + (o.host().equals("0.0.0.0") || o.host().equals("::") ? "127.0.0.1" : o.host()) + ":" + api.port();
+                try {
+                    demo = DemoDriver.start(pool, store.writer(), tokens, clock, self, demoNodes, o.dataDir().resolve("demo-agents"), o.demoSeed());
+                } catch (RuntimeException e) {
+                    api.close();
+                    hub.close();
+                    pool.close();
+                    throw e;
+                }
+            }
+            GpupoolServer s = new GpupoolServer(store, pool, hub, api, demo, shown);
             out.println("gpupool server listening on http://" + host + ":" + api.port() + " (store: " + db.describe() + ", "
                     + recovered.activeJobs().size() + " active jobs restored)");
-            if (demo != null) out.println("demo: 3 fake nodes (" + ServerOptions.DEMO_CLUSTER + "), synthetic jobs from tenants "
-                    + String.join(", ", DemoDriver.TENANTS) + "; jobs are run and completed by the demo's fake agents");
+            if (demo != null) out.println("demo: " + demoNodes.size() + " node agents in this process (" + spec + ", fake GPUs) run synthetic jobs "
+                    + "from tenants " + String.join(", ", DemoDriver.TENANTS) + " as real processes (work directories under "
+                    + o.dataDir().resolve("demo-agents") + ")");
             if (shown != null) out.println("dashboard: http://" + host + ":" + api.port() + "/#token=" + shown);
             else out.println("dashboard: http://" + host + ":" + api.port() + "/ (paste an API token)");
             out.flush();

@@ -102,13 +102,40 @@ class AccessTest {
     }
 
     @Test
+    void a_node_credential_acts_for_its_own_node_only_and_a_new_registration_revokes_it() throws Exception {
+        TestNode n1 = new TestNode(s.base, agent, "acc-n1", "1xT4");
+        TestNode n2 = new TestNode(s.base, agent, "acc-n2", "1xT4");
+        String c1 = n1.register().nodeToken();
+        n2.register();
+        Map<String, Object> own = report("acc-n1");
+        Reply other = s.post("/api/v1/agent/nodes/acc-n2/report", c1, report("acc-n2"));
+        assertThat(other.status()).isEqualTo(403);
+        assertThat(other.text("rule")).contains("acts for node 'acc-n1' only");
+        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", agent, own).status()).isEqualTo(403); // a join token only registers
+        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", ADMIN, own).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/jobs", c1, Map.of("tenant", "a", "numGpus", 1, "command", List.of("x"))).status()).isEqualTo(403);
+        assertThat(s.get("/api/v1/jobs/" + bobsJob, c1).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/agent/register", c1, Map.of("node_name", "acc-n3")).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/agent-tokens", c1, Map.of()).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", c1, own).status()).isEqualTo(200);
+        String c1again = n1.register().nodeToken();
+        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", c1, own).status()).isEqualTo(401); // revoked
+        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", c1again, own).status()).isEqualTo(200);
+        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", c1again, report("acc-n2")).status()).isEqualTo(422); // node_id must be the path's
+    }
+
+    private static Map<String, Object> report(String node) {
+        return Map.of("node_id", node, "applied_desired_version", -1, "gpus", List.of(), "running", List.of(), "statuses", List.of(), "logs", List.of());
+    }
+
+    @Test
     void members_cannot_administer_or_act_as_agents() {
         assertThat(s.post("/api/v1/tenants", alice, Map.of("name", "mine")).status()).isEqualTo(403);
         assertThat(s.post("/api/v1/tenants/a/tokens", alice, Map.of()).status()).isEqualTo(403);
         assertThat(s.post("/api/v1/nodes/a100-80gb-0000/drain", alice, null).status()).isEqualTo(403);
         assertThat(s.call("PUT", "/api/v1/config", alice, Map.of("policy", "fcfs"), Map.of()).status()).isEqualTo(403);
-        assertThat(s.post("/api/v1/agents/register", alice, Map.of("name", "x", "gpus", List.of())).status()).isEqualTo(403);
-        assertThat(s.post("/api/v1/jobs/" + bobsJob + "/status", alice, Map.of("state", "SUCCEEDED")).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/agent/register", alice, Map.of("node_name", "x")).status()).isEqualTo(403);
+        assertThat(s.post("/api/v1/agent/nodes/a100-80gb-0000/report", alice, Map.of("node_id", "a100-80gb-0000")).status()).isEqualTo(403);
         assertThat(s.get("/api/v1/whoami", alice).body().path("tenant").asText()).isEqualTo("a");
     }
 

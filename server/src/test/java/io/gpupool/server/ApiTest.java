@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import static io.gpupool.server.TestServer.ADMIN;
 import static io.gpupool.server.TestServer.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The REST API end to end against a real server on loopback with the embedded store. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -62,13 +63,16 @@ class ApiTest {
     }
 
     @Test
-    void a_job_is_acknowledged_durable_runs_on_gpus_and_finishes_when_its_agent_reports() {
+    void a_job_is_acknowledged_durable_runs_on_gpus_and_finishes_when_its_agent_reports() throws Exception {
+        TestNode node = new TestNode(s.base, agent, "life-node", "2xL40S");
+        node.register();
         String t = s.tenantWithToken("life", 1);
-        Reply r = s.post("/api/v1/jobs", t, job(1, "gpuMilli", 500, "gpuMemMib", 20000, "gpuTypes", List.of("a100-80gb"), "env", Map.of("K", "V")));
+        Reply r = s.post("/api/v1/jobs", t, job(1, "gpuMilli", 500, "gpuMemMib", 20000, "gpuTypes", List.of("l40s"), "env", Map.of("K", "V")));
         assertThat(r.status()).isEqualTo(201);
         assertThat(r.text("state")).isEqualTo("PENDING");
         assertThat(r.text("tenant")).isEqualTo("life");
-        assertThat(r.body().path("gpuTypes").get(0).asText()).isEqualTo("A100-80GB");
+        assertThat(r.body().path("gpuTypes").get(0).asText()).isEqualTo("L40S");
+        assertThat(r.text("restartPolicy")).isEqualTo("requeue");
         String id = r.text("id");
         // acknowledged means committed: the store has it
         assertThat(s.server.store().job(id)).isPresent();
@@ -78,16 +82,30 @@ class ApiTest {
         assertThat(running.path("allocation")).hasSize(1);
         assertThat(running.path("allocation").get(0).path("milli").asInt()).isEqualTo(500);
         assertThat(running.path("allocation").get(0).path("memoryMib").asLong()).isEqualTo(20000);
-        assertThat(running.path("allocation").get(0).path("node").asText()).startsWith("a100-80gb-");
+        assertThat(running.path("allocation").get(0).path("node").asText()).isEqualTo("life-node");
+        assertThat(running.path("attempt").asInt()).isEqualTo(1);
         assertThat(s.server.store().allocation(id)).hasSize(1);
+        io.gpupool.agent.run.JobLaunch launch = node.launch(id);
+        assertThat(launch.attempt()).isEqualTo(1);
+        assertThat(launch.env()).containsEntry("K", "V");
+        assertThat(launch.gpus()).singleElement().satisfies(g -> {
+            assertThat(g.milli()).isEqualTo(500);
+            assertThat(g.memoryMib()).isEqualTo(20000);
+        });
 
-        Reply done = s.post("/api/v1/jobs/" + id + "/status", agent, Map.of("state", "SUCCEEDED", "exitCode", 0));
-        assertThat(done.status()).isEqualTo(200);
+        node.report(node.status(id, 1, io.gpupool.agent.run.JobPhase.RUNNING, null));
+        io.gpupool.agent.link.JobStatusReport end = node.status(id, 1, io.gpupool.agent.run.JobPhase.SUCCEEDED, 0);
+        assertThat(node.report(end).ackedStatusSeq()).isEqualTo(end.seq());
         assertThat(state(id, t)).isEqualTo("SUCCEEDED");
+        assertThat(node.report(end).ackedStatusSeq()).isEqualTo(end.seq()); // the same report again: applied once
         assertThat(s.server.store().allocation(id)).isEmpty();
         assertThat(s.get("/api/v1/jobs/" + id + "/events", t).body().path("events").findValuesAsText("type"))
-                .containsExactly("SUBMITTED", "STARTED", "SUCCEEDED");
-        assertThat(s.post("/api/v1/jobs/" + id + "/status", agent, Map.of("state", "FAILED")).status()).isEqualTo(409);
+                .containsExactly("SUBMITTED", "STARTED", "RUNNING", "SUCCEEDED");
+        JsonNode attempt = s.get("/api/v1/jobs/" + id, t).body().path("attempts").get(0);
+        assertThat(attempt.path("state").asText()).isEqualTo("SUCCEEDED");
+        assertThat(attempt.path("pid").asLong()).isEqualTo(4242);
+        assertThat(attempt.path("grants").get(0).path("uuid").asText()).isEqualTo(launch.gpus().getFirst().uuid());
+        assertThat(node.desiredUntil(d -> d.jobs().isEmpty()).jobs()).isEmpty();
     }
 
     @Test
@@ -176,37 +194,41 @@ class ApiTest {
     }
 
     @Test
-    void an_agent_registers_its_node_reads_assignments_and_its_telemetry_becomes_dcgm_metrics() {
-        Map<String, Object> node = Map.of("name", "agent-node-1", "gpus", List.of(
-                Map.of("index", 0, "uuid", "GPU-aaaa-0", "model", "NVIDIA H100 80GB HBM3"),
-                Map.of("index", 1, "uuid", "GPU-aaaa-1", "model", "H100-80GB")));
-        assertThat(s.post("/api/v1/agents/register", agent, node).status()).isEqualTo(200);
-        assertThat(s.post("/api/v1/agents/register", agent, node).status()).isEqualTo(200); // again: no-op
-        Map<String, Object> other = Map.of("name", "agent-node-1", "gpus", List.of(Map.of("index", 0, "uuid", "GPU-x", "model", "T4")));
-        assertThat(s.post("/api/v1/agents/register", agent, other).status()).isEqualTo(409);
+    void an_agent_registers_its_node_gets_its_jobs_and_its_telemetry_and_output_reach_the_api() throws Exception {
+        TestNode node = new TestNode(s.base, agent, "agent-node-1", "2xH100-80GB");
+        io.gpupool.agent.link.Registration reg = node.register();
+        assertThat(reg.nodeId()).isEqualTo("agent-node-1");
+        assertThat(reg.nodeToken()).startsWith("gp_");
+        assertThat(s.get("/api/v1/whoami", reg.nodeToken()).text("role")).isEqualTo("node");
+        TestNode impostor = new TestNode(s.base, agent, "agent-node-1", "1xT4");
+        assertThatThrownBy(impostor::register).hasMessageContaining("HTTP 409").hasMessageContaining("other GPUs");
 
         String t = s.tenantWithToken("h100", 1);
         String id = s.post("/api/v1/jobs", t, job(2, "gpuTypes", List.of("H100-80GB"))).text("id");
-        eventually("the job is assigned to the agent's node", () -> s.get("/api/v1/nodes/agent-node-1/assignments", agent)
-                .body().path("assignments").findValuesAsText("jobId").contains(id));
-        JsonNode a = s.get("/api/v1/nodes/agent-node-1/assignments", agent).body().path("assignments").get(0);
-        assertThat(a.path("command").get(0).asText()).isEqualTo("python");
-        assertThat(a.path("grants").findValuesAsText("uuid")).containsExactlyInAnyOrder("GPU-aaaa-0", "GPU-aaaa-1");
+        io.gpupool.agent.run.JobLaunch a = node.launch(id);
+        assertThat(a.command().getFirst()).isEqualTo("python");
+        assertThat(a.gpus()).extracting(io.gpupool.agent.run.GrantedGpu::uuid).containsExactlyInAnyOrder(node.uuid(0), node.uuid(1));
+        assertThat(a.gpus()).allMatch(io.gpupool.agent.run.GrantedGpu::whole);
 
-        Reply tel = s.call("PUT", "/api/v1/nodes/agent-node-1/telemetry", agent, Map.of("gpus", List.of(
-                Map.of("index", 0, "utilPercent", 87.5, "fbUsedMib", 70000, "fbFreeMib", 11920, "powerWatts", 612.0, "tempC", 71.0))), Map.of());
-        assertThat(tel.status()).isEqualTo(200);
-        assertThat(s.call("PUT", "/api/v1/nodes/agent-node-1/telemetry", agent, Map.of("gpus", List.of(Map.of("index", 5))), Map.of()).status()).isEqualTo(422);
+        byte[] out = "epoch 1\nepoch 2\n".getBytes(StandardCharsets.UTF_8);
+        node.report(List.of(), List.of(new io.gpupool.agent.link.LogChunk(id, 1, io.gpupool.agent.run.LogStream.STDOUT, 0, out, false)),
+                List.of(new io.gpupool.agent.gpu.GpuSample(0, node.uuid(0), 87, 70000L, 81559L, 71, 612.0, List.of(), null)), 0);
         eventually("metrics show the GPU", () -> s.get("/metrics", null).raw().body().contains("Hostname=\"agent-node-1\""));
         String metrics = s.get("/metrics", null).raw().body();
-        assertThat(metrics).containsPattern("DCGM_FI_DEV_GPU_UTIL\\{Hostname=\"agent-node-1\",UUID=\"GPU-aaaa-0\",device=\"nvidia0\",gpu=\"0\",modelName=\"[^\"]+\"} 87.5");
-        assertThat(metrics).contains("DCGM_FI_DEV_FB_USED{Hostname=\"agent-node-1\",UUID=\"GPU-aaaa-0\"");
+        assertThat(metrics).containsPattern("DCGM_FI_DEV_GPU_UTIL\\{Hostname=\"agent-node-1\",UUID=\"" + node.uuid(0) + "\",device=\"nvidia0\",gpu=\"0\",modelName=\"[^\"]+\"} 87.0");
+        assertThat(metrics).contains("DCGM_FI_DEV_FB_USED{Hostname=\"agent-node-1\",UUID=\"" + node.uuid(0) + "\"");
         assertThat(metrics).contains("DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_FREE");
         assertThat(metrics).contains("gpupool_scheduler_round_seconds_bucket", "gpupool_scheduler_decisions_total{outcome=\"started\"}",
                 "gpupool_queue_length{tenant=\"h100\"}", "gpupool_gpus_allocated{model=\"H100-80GB\"} 2.0");
-        s.post("/api/v1/jobs/" + id + "/logs", agent, Map.of("lines", List.of("epoch 1", "epoch 2")));
-        assertThat(s.get("/api/v1/jobs/" + id + "/logs", t).body().path("lines").findValuesAsText("line")).containsExactly("epoch 1", "epoch 2");
+        JsonNode logs = s.get("/api/v1/jobs/" + id + "/logs", t).body();
+        assertThat(logs.path("text").asText()).isEqualTo("epoch 1\nepoch 2\n");
+        assertThat(logs.path("node").asText()).isEqualTo("agent-node-1");
+        assertThat(logs.path("nextOffset").asLong()).isEqualTo(out.length);
+        assertThat(logs.path("complete").asBoolean()).isFalse();
+        assertThat(s.get("/api/v1/jobs/" + id + "/logs?offset=8", t).body().path("text").asText()).isEqualTo("epoch 2\n");
+        assertThat(s.get("/api/v1/jobs/" + id + "/logs?stream=stdin", t).status()).isEqualTo(422);
         s.delete("/api/v1/jobs/" + id, t);
+        assertThat(node.desiredUntil(d -> d.jobs().isEmpty()).jobs()).isEmpty(); // cancelled: the agent is told to stop it
     }
 
     @Test

@@ -49,8 +49,9 @@ class FuzzTest {
         try (TestServer s = TestServer.start(TestServer.options(dir))) {
             String member = s.tenantWithToken("fuzz", 1);
             String agent = s.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
+            String node = new TestNode(s.base, agent, "fuzz", "1xA10").register().nodeToken(); // reports for {name} = fuzz
             String jobId = s.post("/api/v1/jobs", member, Map.of("numGpus", 1, "command", List.of("x"))).text("id");
-            String[] tokens = {ADMIN, ADMIN, member, member, agent, null, "gp_bad_token", "", "x".repeat(300)};
+            String[] tokens = {ADMIN, ADMIN, member, member, agent, node, node, null, "gp_bad_token", "", "x".repeat(300)};
             List<RouteTable.Route> routes = s.server.api().routes().all();
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
             Map<Integer, AtomicInteger> byStatus = new ConcurrentHashMap<>();
@@ -120,7 +121,7 @@ class FuzzTest {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30));
         if (token != null) b.header("Authorization", rnd.nextInt(10) == 0 ? "Basic " + token : "Bearer " + token);
         if (rnd.nextInt(5) == 0) b.header("Idempotency-Key", pick(rnd, "k" + rnd.nextInt(50), "", "x".repeat(300), "with space", "\u00e9t\u00e9"));
-        String body = body(rnd, r.path());
+        String body = body(rnd, r.path(), jobId);
         if (body != null) {
             b.header("Content-Type", pick(rnd, "application/json", "application/json", "application/json", "application/json; charset=utf-8",
                     "text/plain", "application/x-www-form-urlencoded", "application/jsonx", "*/*"));
@@ -154,13 +155,13 @@ class FuzzTest {
     }
 
     /** A body for the route: a valid template, mutated; or something that is not JSON at all. */
-    private static String body(Random rnd, String route) {
+    private static String body(Random rnd, String route, String jobId) {
         int kind = rnd.nextInt(10);
         if (kind == 0) return null;
         if (kind == 1) return randomText(rnd, rnd.nextInt(200));
         if (kind == 2) return "[".repeat(1 + rnd.nextInt(5000));
-        ObjectNode o = template(route);
-        for (int i = 0, n = rnd.nextInt(4); i < n; i++) mutate(rnd, o);
+        ObjectNode o = template(route, jobId);
+        for (int i = 0, n = rnd.nextInt(4); i < n; i++) mutate(rnd, nested(rnd, o));
         String json = o.toString();
         if (kind == 3) return json.substring(0, rnd.nextInt(json.length() + 1));
         if (kind == 4) return json + pick(rnd, "}", "garbage", ",{}", " ");
@@ -168,22 +169,26 @@ class FuzzTest {
         return json;
     }
 
-    private static ObjectNode template(String route) {
+    private static ObjectNode template(String route, String jobId) {
         ObjectNode o = F.objectNode();
-        if (route.startsWith("/api/v1/jobs/{id}/status")) {
-            o.put("state", "SUCCEEDED").put("exitCode", 0).put("message", "ok");
-        } else if (route.startsWith("/api/v1/jobs/{id}/logs")) {
-            o.putArray("lines").add("line 1").add("line 2");
+        if (route.endsWith("/report")) {
+            o.put("node_id", "fuzz").put("sent_at_ms", 1).put("applied_desired_version", -1).put("wait_ms", 0);
+            o.putArray("gpus").addObject().put("index", 0).put("uuid", "GPU-fz").put("utilization_percent", 50).put("memory_used_mib", 10)
+                    .put("memory_total_mib", 22000).put("temperature_c", 40).put("power_watts", 60.5).putArray("processes");
+            o.putArray("running").addObject().put("job_id", jobId).put("attempt", 1).put("pid", 7).put("started_at_ms", 1).put("stopping", false);
+            o.putArray("statuses").addObject().put("seq", 1).put("job_id", jobId).put("attempt", 1).put("phase", "RUNNING").put("pid", 7);
+            o.putArray("logs").addObject().put("job_id", jobId).put("attempt", 1).put("stream", "STDOUT").put("offset", 0).put("data", "aGkK").put("complete", false);
+        } else if (route.endsWith("/agent/register")) {
+            o.put("node_name", "fz-node").put("agent_version", "fuzz").put("first_pending_seq", 0);
+            ObjectNode inv = o.putObject("inventory").put("hostname", "fz").put("cpu_count", 4).put("memory_mib", 1000).put("backend", "fake");
+            inv.putArray("gpus").addObject().put("index", 0).put("uuid", "GPU-fz-reg").put("product_name", "NVIDIA A10").put("model_id", "A10")
+                    .put("memory_total_mib", 22000).putArray("nvlink_peers");
+            o.putArray("running");
         } else if (route.startsWith("/api/v1/jobs")) {
             o.put("name", "fz").put("numGpus", 1).put("gpuMilli", 500).put("gpuMemMib", 1000).put("priority", 1);
             o.putArray("gpuTypes").add("A100-80GB");
             o.putArray("command").add("python").add("x.py");
             o.putObject("env").put("K", "V");
-        } else if (route.contains("telemetry")) {
-            o.putArray("gpus").addObject().put("index", 0).put("utilPercent", 50).put("fbUsedMib", 1000).put("fbFreeMib", 1000).put("powerWatts", 100).put("tempC", 50);
-        } else if (route.contains("register")) {
-            o.put("name", "fz-node");
-            o.putArray("gpus").addObject().put("index", 0).put("uuid", "GPU-fz").put("model", "A10");
         } else if (route.contains("tenants")) {
             o.put("name", "t-fz").put("weight", 1).put("guaranteedGpus", 0).put("limitGpus", 0);
         } else if (route.contains("config")) {
@@ -194,10 +199,25 @@ class FuzzTest {
         return o;
     }
 
+    /** The object itself, or (half the time, at each level) one nested in it: {@code statuses[0]}, {@code inventory.gpus[0]}. */
+    private static ObjectNode nested(Random rnd, ObjectNode o) {
+        while (rnd.nextBoolean()) {
+            List<ObjectNode> inner = new ArrayList<>();
+            o.elements().forEachRemaining(v -> {
+                if (v.isObject()) inner.add((ObjectNode) v);
+                if (v.isArray() && !v.isEmpty() && v.get(0).isObject()) inner.add((ObjectNode) v.get(0));
+            });
+            if (inner.isEmpty()) break;
+            o = inner.get(rnd.nextInt(inner.size()));
+        }
+        return o;
+    }
+
     private static void mutate(Random rnd, ObjectNode o) {
         List<String> names = new ArrayList<>();
         o.fieldNames().forEachRemaining(names::add);
-        String f = names.isEmpty() || rnd.nextInt(6) == 0 ? pick(rnd, "unknown", "numGpus", "command", "gpus", "name") : names.get(rnd.nextInt(names.size()));
+        String f = names.isEmpty() || rnd.nextInt(6) == 0 ? pick(rnd, "unknown", "numGpus", "command", "gpus", "name", "statuses", "logs", "inventory")
+                : names.get(rnd.nextInt(names.size()));
         switch (rnd.nextInt(12)) {
             case 0 -> o.remove(f);
             case 1 -> o.putNull(f);

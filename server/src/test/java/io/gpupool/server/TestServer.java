@@ -36,8 +36,9 @@ public final class TestServer implements AutoCloseable {
     }
 
     public static ServerOptions options(Path data) {
+        // agents' waiting reports are held up to half a second, so tests (and the fuzz test's reports) do not wait long
         return ServerOptions.defaults().withHost("127.0.0.1").withPort(0).withDataDir(data).withAdminToken(ADMIN)
-                .withCluster("2x8:A100-80GB,1x4:T4").withRateLimit(0);
+                .withCluster("2x8:A100-80GB,1x4:T4").withRateLimit(0).withAgents(new io.gpupool.server.core.AgentSettings(500, 30_000));
     }
 
     public static TestServer start(ServerOptions o) {
@@ -84,7 +85,12 @@ public final class TestServer implements AutoCloseable {
 
     /** Polls until the condition holds (the engine loop and commits are asynchronous), or fails after 10 s. */
     public static void eventually(String what, java.util.function.BooleanSupplier condition) {
-        long deadline = System.nanoTime() + 10_000_000_000L;
+        eventually(Duration.ofSeconds(10), what, condition);
+    }
+
+    /** Polls until the condition holds, or fails after {@code timeout}. */
+    public static void eventually(Duration timeout, String what, java.util.function.BooleanSupplier condition) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             if (condition.getAsBoolean()) return;
             try {
@@ -94,7 +100,7 @@ public final class TestServer implements AutoCloseable {
                 return;
             }
         }
-        throw new AssertionError("timed out waiting until " + what);
+        throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting until " + what);
     }
 
     @Override

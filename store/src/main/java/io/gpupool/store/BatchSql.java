@@ -22,7 +22,10 @@ final class BatchSql {
         Map<String, JobRow> updates = new LinkedHashMap<>();
         Map<String, List<GrantRow>> allocations = new LinkedHashMap<>();
         List<EventRow> events = new ArrayList<>();
-        List<LogRow> logs = new ArrayList<>();
+        List<AttemptRow> attempts = new ArrayList<>();
+        List<AttemptUpdate> attemptUpdates = new ArrayList<>();
+        List<OutputChunk> output = new ArrayList<>();
+        Map<String, NodeProgress> progress = new LinkedHashMap<>();
         List<Write> other = new ArrayList<>();
         for (Write w : writes) {
             switch (w) {
@@ -30,7 +33,10 @@ final class BatchSql {
                 case Write.UpdateJob u -> updates.put(u.job().id(), u.job());
                 case Write.SetAllocation a -> allocations.put(a.jobId(), a.grants());
                 case Write.InsertEvent e -> events.add(e.event());
-                case Write.AppendLog l -> logs.add(l.line());
+                case Write.InsertAttempt a -> attempts.add(a.attempt());
+                case Write.UpdateAttempt u -> attemptUpdates.add(u.update());
+                case Write.AppendOutput o -> output.add(o.chunk());
+                case Write.PutNodeProgress p -> progress.put(p.progress().node(), p.progress());
                 default -> other.add(w);
             }
         }
@@ -38,14 +44,17 @@ final class BatchSql {
         updateJobs(c, updates.values());
         setAllocations(c, allocations);
         insertEvents(c, events);
-        insertLogs(c, logs);
+        insertAttempts(c, attempts);
+        updateAttempts(c, attemptUpdates);
+        insertOutput(c, output);
         for (Write w : other) applyOne(c, w);
+        putProgress(c, progress.values()); // after PutNode: a node registered in this batch exists by now
     }
 
     private static void insertJobs(Connection c, List<JobRow> jobs) throws SQLException {
         if (jobs.isEmpty()) return;
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO jobs (seq, id, tenant, idem_key, spec, state, submitted_ms, "
-                + "started_ms, ended_ms, preemptions, exit_code, message) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")) {
+                + "started_ms, ended_ms, preemptions, exit_code, message, attempt) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")) {
             for (JobRow j : jobs) {
                 ps.setLong(1, j.seq());
                 ps.setString(2, j.id());
@@ -59,6 +68,7 @@ final class BatchSql {
                 ps.setInt(10, j.preemptions());
                 setInt(ps, 11, j.exitCode());
                 ps.setString(12, j.message());
+                ps.setInt(13, j.attempt());
                 ps.addBatch();
             }
             ps.executeBatch();
@@ -67,7 +77,7 @@ final class BatchSql {
 
     private static void updateJobs(Connection c, Iterable<JobRow> jobs) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("UPDATE jobs SET state = ?, started_ms = ?, ended_ms = ?, preemptions = ?, "
-                + "exit_code = ?, message = ? WHERE id = ?")) {
+                + "exit_code = ?, message = ?, attempt = ? WHERE id = ?")) {
             int n = 0;
             for (JobRow j : jobs) {
                 ps.setString(1, j.state());
@@ -76,7 +86,8 @@ final class BatchSql {
                 ps.setInt(4, j.preemptions());
                 setInt(ps, 5, j.exitCode());
                 ps.setString(6, j.message());
-                ps.setString(7, j.id());
+                ps.setInt(7, j.attempt());
+                ps.setString(8, j.id());
                 ps.addBatch();
                 n++;
             }
@@ -125,17 +136,106 @@ final class BatchSql {
         }
     }
 
-    private static void insertLogs(Connection c, List<LogRow> logs) throws SQLException {
-        if (logs.isEmpty()) return;
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO job_logs (id, job_id, at_ms, line) VALUES (?,?,?,?)")) {
-            for (LogRow l : logs) {
-                ps.setLong(1, l.id());
-                ps.setString(2, l.jobId());
-                ps.setLong(3, l.atMs());
-                ps.setString(4, l.line());
+    private static void insertAttempts(Connection c, List<AttemptRow> rows) throws SQLException {
+        if (rows.isEmpty()) return;
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO job_attempts (job_id, attempt, node, grants, assigned_ms, state, pid, "
+                + "started_ms, ended_ms, exit_code, message) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (job_id, attempt, node) DO NOTHING")) {
+            for (AttemptRow a : rows) {
+                ps.setString(1, a.jobId());
+                ps.setInt(2, a.attempt());
+                ps.setString(3, a.node());
+                ps.setString(4, a.grants());
+                ps.setLong(5, a.assignedMs());
+                ps.setString(6, a.state());
+                setLong(ps, 7, a.pid());
+                setLong(ps, 8, a.startedMs());
+                setLong(ps, 9, a.endedMs());
+                setInt(ps, 10, a.exitCode());
+                ps.setString(11, a.message());
                 ps.addBatch();
             }
             ps.executeBatch();
+        }
+    }
+
+    /**
+     * Start reports (RUNNING) first, then the others in hand-in order. RUNNING replaces only ASSIGNED but
+     * always records pid and start time; any other state applies only to an attempt that has not ended, except
+     * that an agent's own verdict replaces the server's LOST. So a late or repeated report never reopens an end.
+     */
+    private static void updateAttempts(Connection c, List<AttemptUpdate> updates) throws SQLException {
+        if (updates.isEmpty()) return;
+        try (PreparedStatement started = c.prepareStatement("UPDATE job_attempts SET "
+                + "state = CASE WHEN state = 'ASSIGNED' THEN 'RUNNING' ELSE state END, pid = COALESCE(?, pid), started_ms = COALESCE(?, started_ms), "
+                + "message = CASE WHEN state IN ('ASSIGNED', 'RUNNING') THEN COALESCE(?, message) ELSE message END "
+                + "WHERE job_id = ? AND attempt = ? AND node = ?");
+             PreparedStatement other = c.prepareStatement("UPDATE job_attempts SET state = ?, pid = COALESCE(?, pid), "
+                + "started_ms = COALESCE(?, started_ms), ended_ms = COALESCE(?, ended_ms), exit_code = COALESCE(?, exit_code), "
+                + "message = COALESCE(?, message) WHERE job_id = ? AND attempt = ? AND node = ? "
+                + "AND (state IN ('ASSIGNED', 'RUNNING', 'STOPPING') OR (state = 'LOST' AND CAST(? AS VARCHAR(16)) IN ('SUCCEEDED', 'FAILED', 'STOPPED')))")) {
+            int nStarted = 0;
+            int nOther = 0;
+            for (AttemptUpdate u : updates) {
+                if ("RUNNING".equals(u.state())) {
+                    setLong(started, 1, u.pid());
+                    setLong(started, 2, u.startedMs());
+                    started.setString(3, u.message());
+                    started.setString(4, u.jobId());
+                    started.setInt(5, u.attempt());
+                    started.setString(6, u.node());
+                    started.addBatch();
+                    nStarted++;
+                } else {
+                    other.setString(1, u.state());
+                    setLong(other, 2, u.pid());
+                    setLong(other, 3, u.startedMs());
+                    setLong(other, 4, u.endedMs());
+                    setInt(other, 5, u.exitCode());
+                    other.setString(6, u.message());
+                    other.setString(7, u.jobId());
+                    other.setInt(8, u.attempt());
+                    other.setString(9, u.node());
+                    other.setString(10, u.state());
+                    other.addBatch();
+                    nOther++;
+                }
+            }
+            if (nStarted > 0) started.executeBatch();
+            if (nOther > 0) other.executeBatch();
+        }
+    }
+
+    private static void insertOutput(Connection c, List<OutputChunk> chunks) throws SQLException {
+        if (chunks.isEmpty()) return;
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO job_output (job_id, attempt, node, stream, start_offset, bytes, data, "
+                + "complete, at_ms) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (job_id, attempt, node, stream, start_offset) DO NOTHING")) {
+            for (OutputChunk o : chunks) {
+                ps.setString(1, o.jobId());
+                ps.setInt(2, o.attempt());
+                ps.setString(3, o.node());
+                ps.setString(4, o.stream());
+                ps.setLong(5, o.offset());
+                ps.setInt(6, o.data().length);
+                ps.setBytes(7, o.data());
+                ps.setInt(8, o.complete() ? 1 : 0);
+                ps.setLong(9, o.atMs());
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    private static void putProgress(Connection c, Iterable<NodeProgress> progress) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE nodes SET desired_version = ?, acked_status_seq = ? WHERE name = ?")) {
+            int n = 0;
+            for (NodeProgress p : progress) {
+                ps.setLong(1, p.desiredVersion());
+                ps.setLong(2, p.ackedStatusSeq());
+                ps.setString(3, p.node());
+                ps.addBatch();
+                n++;
+            }
+            if (n > 0) ps.executeBatch();
         }
     }
 
@@ -144,8 +244,9 @@ final class BatchSql {
             case Write.PutTenant(TenantRow t) -> update(c, "INSERT INTO tenants (name, weight, guaranteed_gpus, limit_gpus, created_ms) VALUES (?,?,?,?,?) "
                     + "ON CONFLICT (name) DO UPDATE SET weight = excluded.weight, guaranteed_gpus = excluded.guaranteed_gpus, "
                     + "limit_gpus = excluded.limit_gpus", t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus(), t.createdMs());
-            case Write.PutToken(TokenRow t) -> update(c, "INSERT INTO tokens (id, hash, role, tenant, label, created_ms) VALUES (?,?,?,?,?,?)",
-                    t.id(), t.hash(), t.role(), t.tenant(), t.label(), t.createdMs());
+            case Write.PutToken(TokenRow t) -> update(c, "INSERT INTO tokens (id, hash, role, tenant, label, created_ms, node) VALUES (?,?,?,?,?,?,?)",
+                    t.id(), t.hash(), t.role(), t.tenant(), t.label(), t.createdMs(), t.node());
+            case Write.DeleteToken(String id) -> update(c, "DELETE FROM tokens WHERE id = ?", id);
             case Write.PutNode(NodeRow n) -> update(c, "INSERT INTO nodes (name, spec, source, cordoned, registered_ms) VALUES (?,?,?,?,?) "
                     + "ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, source = excluded.source, cordoned = excluded.cordoned",
                     n.name(), n.spec(), n.source(), n.cordoned() ? 1 : 0, n.registeredMs());

@@ -75,7 +75,9 @@ public final class Database implements AutoCloseable {
             throw new SpecException("--db " + redact(jdbcUrl), "db", "cannot connect: " + rootMessage(e));
         }
         try {
-            Flyway.configure().dataSource(pool).locations("classpath:db/migration").load().migrate();
+            // the one type name SQLite and PostgreSQL do not share: binary data
+            Flyway.configure().dataSource(pool).locations("classpath:db/migration")
+                    .placeholders(java.util.Map.of("binary", dialect == Dialect.SQLITE ? "BLOB" : "BYTEA")).load().migrate();
         } catch (RuntimeException e) {
             pool.close();
             throw new IllegalStateException("cannot migrate the database schema at " + redact(jdbcUrl) + ": " + rootMessage(e), e);

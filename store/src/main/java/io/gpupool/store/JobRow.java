@@ -8,13 +8,26 @@ package io.gpupool.store;
  * @param endedMs     when it reached a final state; null while active
  * @param exitCode    the process's exit code, where an agent reported one
  * @param message     why it failed, was cancelled or rejected (free text), else null
+ * @param attempt     the current (or last) attempt: 0 before the first start, bumped at every start
  */
 public record JobRow(long seq, String id, String tenant, String idemKey, String spec, String state,
-                     long submittedMs, Long startedMs, Long endedMs, int preemptions, Integer exitCode, String message) {
+                     long submittedMs, Long startedMs, Long endedMs, int preemptions, Integer exitCode, String message,
+                     int attempt) {
+
+    /** A job that has not started yet (attempt 0). */
+    public JobRow(long seq, String id, String tenant, String idemKey, String spec, String state,
+                  long submittedMs, Long startedMs, Long endedMs, int preemptions, Integer exitCode, String message) {
+        this(seq, id, tenant, idemKey, spec, state, submittedMs, startedMs, endedMs, preemptions, exitCode, message, 0);
+    }
 
     /** The same job in a new state (fields the new state does not touch stay). */
     public JobRow withState(String newState, Long started, Long ended, int preempts, Integer exit, String msg) {
-        return new JobRow(seq, id, tenant, idemKey, spec, newState, submittedMs, started, ended, preempts, exit, msg);
+        return new JobRow(seq, id, tenant, idemKey, spec, newState, submittedMs, started, ended, preempts, exit, msg, attempt);
+    }
+
+    /** The same job on its next attempt. */
+    public JobRow nextAttempt() {
+        return new JobRow(seq, id, tenant, idemKey, spec, state, submittedMs, startedMs, endedMs, preemptions, exitCode, message, attempt + 1);
     }
 
     public boolean active() {

@@ -7,12 +7,15 @@ import java.util.Map;
  * What a restarting service reads back: configuration, credentials, nodes, and the active jobs (PENDING
  * and RUNNING, in arrival order) with the grants of the running ones.
  *
+ * @param progress     agent nodes' desired-state versions and acknowledged status seqs, by node
+ * @param attemptStates running jobs' current attempt: node -> state of the attempt there
  * @param nextSeq      the first free job sequence number
- * @param nextEventId  the first free event / log id
+ * @param nextEventId  the first free event id
  * @param idempotency  (tenant + '\n' + key) of every stored job that had one -> job id
  */
 public record RecoveredState(List<TenantRow> tenants, List<TokenRow> tokens, List<NodeRow> nodes,
-                             Map<String, String> settings, List<JobRow> activeJobs,
-                             Map<String, List<GrantRow>> allocations, Map<String, String> idempotency,
+                             Map<String, NodeProgress> progress, Map<String, String> settings, List<JobRow> activeJobs,
+                             Map<String, List<GrantRow>> allocations, Map<String, Map<String, String>> attemptStates,
+                             Map<String, String> idempotency,
                              long nextSeq, long nextEventId) {
 }

@@ -16,7 +16,8 @@ import java.util.Optional;
  * pooled connections and see only committed data (what was acknowledged).
  */
 public final class Store implements AutoCloseable {
-    private static final String JOB_COLUMNS = "seq, id, tenant, idem_key, spec, state, submitted_ms, started_ms, ended_ms, preemptions, exit_code, message";
+    private static final String JOB_COLUMNS = "seq, id, tenant, idem_key, spec, state, submitted_ms, started_ms, ended_ms, preemptions, exit_code, message, attempt";
+    private static final String ATTEMPT_COLUMNS = "job_id, attempt, node, grants, assigned_ms, state, pid, started_ms, ended_ms, exit_code, message";
 
     private final Database db;
     private final GroupCommitWriter writer;
@@ -34,10 +35,15 @@ public final class Store implements AutoCloseable {
         try (Connection c = db.connection()) {
             List<TenantRow> tenants = query(c, "SELECT name, weight, guaranteed_gpus, limit_gpus, created_ms FROM tenants ORDER BY name",
                     rs -> new TenantRow(rs.getString(1), rs.getDouble(2), rs.getDouble(3), rs.getDouble(4), rs.getLong(5)));
-            List<TokenRow> tokens = query(c, "SELECT id, hash, role, tenant, label, created_ms FROM tokens ORDER BY created_ms, id",
-                    rs -> new TokenRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getLong(6)));
+            List<TokenRow> tokens = query(c, "SELECT id, hash, role, tenant, label, created_ms, node FROM tokens ORDER BY created_ms, id",
+                    rs -> new TokenRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getLong(6), rs.getString(7)));
             List<NodeRow> nodes = query(c, "SELECT name, spec, source, cordoned, registered_ms FROM nodes ORDER BY registered_ms, name",
                     rs -> new NodeRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4) != 0, rs.getLong(5)));
+            Map<String, NodeProgress> progress = new LinkedHashMap<>();
+            for (NodeProgress p : query(c, "SELECT name, desired_version, acked_status_seq FROM nodes ORDER BY name",
+                    rs -> new NodeProgress(rs.getString(1), rs.getLong(2), rs.getLong(3)))) {
+                progress.put(p.node(), p);
+            }
             Map<String, String> settings = new LinkedHashMap<>();
             for (String[] kv : query(c, "SELECT name, value FROM settings", rs -> new String[] {rs.getString(1), rs.getString(2)})) {
                 settings.put(kv[0], kv[1]);
@@ -53,10 +59,15 @@ public final class Store implements AutoCloseable {
                     rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)})) {
                 idem.put(r[0] + "\n" + r[1], r[2]);
             }
+            Map<String, Map<String, String>> attemptStates = new HashMap<>();
+            for (String[] r : query(c, "SELECT a.job_id, a.node, a.state FROM job_attempts a JOIN jobs j ON j.id = a.job_id "
+                    + "AND j.attempt = a.attempt WHERE j.state = 'RUNNING' ORDER BY a.job_id, a.node",
+                    rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)})) {
+                attemptStates.computeIfAbsent(r[0], k -> new LinkedHashMap<>()).put(r[1], r[2]);
+            }
             long nextSeq = single(c, "SELECT COALESCE(MAX(seq), 0) FROM jobs") + 1;
-            long nextEvent = Math.max(single(c, "SELECT COALESCE(MAX(id), 0) FROM job_events"),
-                    single(c, "SELECT COALESCE(MAX(id), 0) FROM job_logs")) + 1;
-            return new RecoveredState(tenants, tokens, nodes, settings, active, allocations, idem, nextSeq, nextEvent);
+            long nextEvent = single(c, "SELECT COALESCE(MAX(id), 0) FROM job_events") + 1;
+            return new RecoveredState(tenants, tokens, nodes, progress, settings, active, allocations, attemptStates, idem, nextSeq, nextEvent);
         } catch (SQLException e) {
             throw new StoreException("cannot read the store back", e);
         }
@@ -101,13 +112,59 @@ public final class Store implements AutoCloseable {
         }
     }
 
-    public List<LogRow> logs(String jobId, long afterId, int limit) {
+    /** Every attempt of a job on every node, oldest first. */
+    public List<AttemptRow> attempts(String jobId) {
         try (Connection c = db.connection()) {
-            return query(c, "SELECT id, job_id, at_ms, line FROM job_logs WHERE job_id = ? AND id > ? ORDER BY id LIMIT ?",
-                    rs -> new LogRow(rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getString(4)), jobId, afterId, limit);
+            return query(c, "SELECT " + ATTEMPT_COLUMNS + " FROM job_attempts WHERE job_id = ? ORDER BY attempt, assigned_ms, node", Store::attempt, jobId);
         } catch (SQLException e) {
-            throw new StoreException("cannot read logs of " + jobId, e);
+            throw new StoreException("cannot read the attempts of " + jobId, e);
         }
+    }
+
+    /** Up to {@code maxBytes} of an output stream from {@code offset}, with how much of it is stored. */
+    public OutputSlice output(String jobId, int attempt, String node, String stream, long offset, int maxBytes) {
+        try (Connection c = db.connection()) {
+            long[] held = held(c, jobId, attempt, node, stream);
+            List<Object[]> chunks = query(c, "SELECT start_offset, data FROM job_output WHERE job_id = ? AND attempt = ? AND node = ? "
+                    + "AND stream = ? AND start_offset + bytes > ? ORDER BY start_offset",
+                    rs -> new Object[] {rs.getLong(1), rs.getBytes(2)}, jobId, attempt, node, stream, offset);
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            for (Object[] ch : chunks) {
+                long at = (Long) ch[0];
+                byte[] data = (byte[]) ch[1];
+                int from = (int) Math.max(0, offset - at);
+                int len = Math.min(data.length - from, maxBytes - out.size());
+                if (len <= 0) break;
+                out.write(data, from, len);
+            }
+            return new OutputSlice(offset, out.toByteArray(), held[0], held[1] != 0);
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the output of " + jobId, e);
+        }
+    }
+
+    /** Whether the server placed this attempt on this node. */
+    public boolean attemptExists(String jobId, int attempt, String node) {
+        try (Connection c = db.connection()) {
+            return !query(c, "SELECT 1 FROM job_attempts WHERE job_id = ? AND attempt = ? AND node = ?", rs -> 1, jobId, attempt, node).isEmpty();
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the attempts of " + jobId, e);
+        }
+    }
+
+    /** How many bytes of the stream are stored. */
+    public long outputLength(String jobId, int attempt, String node, String stream) {
+        try (Connection c = db.connection()) {
+            return held(c, jobId, attempt, node, stream)[0];
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the output of " + jobId, e);
+        }
+    }
+
+    private static long[] held(Connection c, String jobId, int attempt, String node, String stream) throws SQLException {
+        return query(c, "SELECT COALESCE(MAX(start_offset + bytes), 0), COALESCE(MAX(complete), 0) FROM job_output "
+                + "WHERE job_id = ? AND attempt = ? AND node = ? AND stream = ?",
+                rs -> new long[] {rs.getLong(1), rs.getLong(2)}, jobId, attempt, node, stream).getFirst();
     }
 
     public List<GrantRow> allocation(String jobId) {
@@ -172,7 +229,12 @@ public final class Store implements AutoCloseable {
 
     private static JobRow job(ResultSet rs) throws SQLException {
         return new JobRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
-                rs.getLong(7), nullableLong(rs, 8), nullableLong(rs, 9), rs.getInt(10), nullableInt(rs, 11), rs.getString(12));
+                rs.getLong(7), nullableLong(rs, 8), nullableLong(rs, 9), rs.getInt(10), nullableInt(rs, 11), rs.getString(12), rs.getInt(13));
+    }
+
+    private static AttemptRow attempt(ResultSet rs) throws SQLException {
+        return new AttemptRow(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getString(4), rs.getLong(5), rs.getString(6),
+                nullableLong(rs, 7), nullableLong(rs, 8), nullableLong(rs, 9), nullableInt(rs, 10), rs.getString(11));
     }
 
     private static GrantRow grant(ResultSet rs, int from) throws SQLException {

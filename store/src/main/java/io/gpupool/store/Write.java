@@ -22,11 +22,24 @@ public sealed interface Write {
 
     record InsertEvent(EventRow event) implements Write {}
 
-    record AppendLog(LogRow line) implements Write {}
+    /** A new attempt of a job on one node (written with the start that made it). */
+    record InsertAttempt(AttemptRow attempt) implements Write {}
+
+    /** What an agent reported about an attempt, or the server closing it; the row must exist. */
+    record UpdateAttempt(AttemptUpdate update) implements Write {}
+
+    /** More output of an attempt's stream, following what is stored. */
+    record AppendOutput(OutputChunk chunk) implements Write {}
+
+    /** An agent node's desired-state version and acknowledged status seq (only the last per node in a batch counts). */
+    record PutNodeProgress(NodeProgress progress) implements Write {}
 
     record PutTenant(TenantRow tenant) implements Write {}
 
     record PutToken(TokenRow token) implements Write {}
+
+    /** Revokes a token (a node's credential, replaced when its agent registers again). */
+    record DeleteToken(String id) implements Write {}
 
     record PutNode(NodeRow node) implements Write {}
 

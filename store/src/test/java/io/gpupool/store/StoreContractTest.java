@@ -118,10 +118,60 @@ abstract class StoreContractTest {
     }
 
     @Test
-    void logs_are_paged_by_id() {
-        commit(new Write.InsertJob(job(1, "t", null)), new Write.AppendLog(new LogRow(1, "j1", 1, "a")),
-                new Write.AppendLog(new LogRow(2, "j1", 2, "b")), new Write.AppendLog(new LogRow(3, "j1", 3, "c")));
-        assertThat(store.logs("j1", 1, 10)).extracting(LogRow::line).containsExactly("b", "c");
-        assertThat(store.logs("j1", 0, 1)).extracting(LogRow::line).containsExactly("a");
+    void output_chunks_are_read_back_contiguously_from_any_offset() {
+        byte[] a = "hello ".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] b = "world\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        commit(new Write.InsertJob(job(1, "t", null)), new Write.AppendOutput(new OutputChunk("j1", 1, "n1", "stdout", 0, a, false, 5)),
+                new Write.AppendOutput(new OutputChunk("j1", 1, "n1", "stdout", a.length, b, true, 6)),
+                new Write.AppendOutput(new OutputChunk("j1", 1, "n1", "stdout", 0, a, false, 7))); // a resent chunk changes nothing
+        OutputSlice all = store.output("j1", 1, "n1", "stdout", 0, 1 << 20);
+        assertThat(new String(all.data(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("hello world\n");
+        assertThat(all.length()).isEqualTo(12);
+        assertThat(all.complete()).isTrue();
+        OutputSlice tail = store.output("j1", 1, "n1", "stdout", 3, 5);
+        assertThat(new String(tail.data(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("lo wo");
+        assertThat(store.outputLength("j1", 1, "n1", "stderr")).isZero();
+        assertThat(store.output("j1", 2, "n1", "stdout", 0, 100).data()).isEmpty();
+    }
+
+    @Test
+    void attempts_keep_the_agents_report_and_a_late_start_never_reopens_an_end() {
+        commit(new Write.InsertJob(job(1, "t", null)),
+                new Write.InsertAttempt(new AttemptRow("j1", 1, "n1", "[]", 10, "ASSIGNED", null, null, null, null, null)),
+                new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "RUNNING", 42L, 11L, null, null, "started")));
+        commit(new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "SUCCEEDED", null, null, 20L, 0, "exit code 0")),
+                new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "RUNNING", 42L, 11L, null, null, null)),
+                new Write.UpdateAttempt(new AttemptUpdate("j1", 9, "n1", "FAILED", null, null, 20L, 1, "no such attempt")));
+        commit(new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "STOPPING", null, null, null, null, "stop requested")),
+                new Write.InsertAttempt(new AttemptRow("j1", 2, "n2", "[]", 30, "ASSIGNED", null, null, null, null, null)),
+                new Write.UpdateAttempt(new AttemptUpdate("j1", 2, "n2", "LOST", null, null, 40L, null, "node n2 lost")),
+                new Write.UpdateAttempt(new AttemptUpdate("j1", 2, "n2", "STOPPED", null, 31L, 35L, 143, "fenced")));
+        assertThat(store.attempts("j1")).extracting(AttemptRow::state, AttemptRow::endedMs).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("SUCCEEDED", 20L), org.assertj.core.groups.Tuple.tuple("STOPPED", 35L));
+        assertThat(store.attemptExists("j1", 2, "n2")).isTrue();
+        assertThat(store.attemptExists("j1", 2, "n1")).isFalse();
+        assertThat(store.attempts("j1")).first().satisfies(a -> {
+            assertThat(a.state()).isEqualTo("SUCCEEDED");
+            assertThat(a.pid()).isEqualTo(42L);
+            assertThat(a.startedMs()).isEqualTo(11L);
+            assertThat(a.endedMs()).isEqualTo(20L);
+            assertThat(a.exitCode()).isZero();
+            assertThat(a.message()).isEqualTo("exit code 0");
+        });
+    }
+
+    @Test
+    void node_progress_and_node_credentials_survive_a_restart() {
+        commit(new Write.PutNode(new NodeRow("n1", "{}", "agent", false, 5)),
+                new Write.PutToken(new TokenRow("nt1", "cd".repeat(32), "node", null, "n1", 5, "n1")),
+                new Write.PutToken(new TokenRow("nt0", "ef".repeat(32), "node", null, "n1", 4, "n1")),
+                new Write.DeleteToken("nt0"),
+                new Write.PutNodeProgress(new NodeProgress("n1", 3, 17)), new Write.PutNodeProgress(new NodeProgress("n1", 4, 18)));
+        commit(new Write.PutNode(new NodeRow("n1", "{}", "agent", true, 5))); // a cordon keeps the progress
+        store.close();
+        store = new Store(Database.open(jdbcUrl()));
+        RecoveredState r = store.recover();
+        assertThat(r.progress().get("n1")).isEqualTo(new NodeProgress("n1", 4, 18));
+        assertThat(r.tokens()).singleElement().extracting(TokenRow::id, TokenRow::node).containsExactly("nt1", "n1");
     }
 }

@@ -78,7 +78,7 @@ public record NodeInventory(String hostname, int cpuCount, long memoryMib, Strin
         return domains;
     }
 
-    static String localHostname() {
+    public static String localHostname() {
         try {
             String h = Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
             if (!h.isEmpty()) return h;

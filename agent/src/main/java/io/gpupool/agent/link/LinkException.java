@@ -9,8 +9,10 @@ public class LinkException extends Exception {
         UNREACHABLE,
         /** The server answered no (bad token, malformed request): retrying the same request will not help. */
         REJECTED,
-        /** The server does not know this node id (it was removed): register again. */
-        UNKNOWN_NODE
+        /** The server does not know this node id (it was removed), or no longer takes its credential: register again. */
+        UNKNOWN_NODE,
+        /** The agent cut its own waiting report short because it has news (a job started or ended); nothing failed. */
+        WOKEN
     }
 
     private final Kind kind;

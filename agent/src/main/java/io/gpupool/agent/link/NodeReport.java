@@ -14,13 +14,26 @@ import java.util.List;
  * @param running               the attempts running now
  * @param statuses              unacknowledged status reports, oldest first
  * @param logs                  new log output
+ * @param waitMs                the agent has nothing else to say: the server may hold the answer up to this
+ *                              long until the node's desired state changes (a long poll), so new work starts
+ *                              at once without frequent reports; 0 = answer at once
  */
 public record NodeReport(String nodeId, long sentAtMs, long appliedDesiredVersion, List<GpuSample> gpus,
-                         List<RunningJobInfo> running, List<JobStatusReport> statuses, List<LogChunk> logs) {
+                         List<RunningJobInfo> running, List<JobStatusReport> statuses, List<LogChunk> logs, long waitMs) {
     public NodeReport {
         gpus = List.copyOf(gpus);
         running = List.copyOf(running);
         statuses = List.copyOf(statuses);
         logs = List.copyOf(logs);
+    }
+
+    public NodeReport(String nodeId, long sentAtMs, long appliedDesiredVersion, List<GpuSample> gpus,
+                      List<RunningJobInfo> running, List<JobStatusReport> statuses, List<LogChunk> logs) {
+        this(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, logs, 0);
+    }
+
+    /** The same report, to be answered at once. */
+    public NodeReport withoutWait() {
+        return new NodeReport(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, logs, 0);
     }
 }

@@ -18,4 +18,11 @@ public interface ServerLink {
     Registration register(RegisterRequest request) throws LinkException;
 
     ReportResponse report(NodeReport report) throws LinkException;
+
+    /**
+     * The agent has news: a report now waiting for the server ({@link NodeReport#waitMs()}) ends at once with
+     * {@link LinkException.Kind#WOKEN}, and the next one does not wait. Any thread may call it.
+     */
+    default void wake() {
+    }
 }

@@ -10,10 +10,12 @@ import io.gpupool.agent.run.LogStream;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Sends the jobs' output to the server a report at a time: for every stream it tracks the length the
@@ -43,6 +45,8 @@ final class LogShipper {
     private final JobStore store;
     private final AgentState state;
     private final Map<StreamKey, Long> acked = new LinkedHashMap<>();
+    /** Streams whose last collected chunk was the complete end; done once an answer acknowledges it. */
+    private final Set<StreamKey> endSent = new HashSet<>();
 
     LogShipper(JobStore store, AgentState state) {
         this.store = store;
@@ -65,11 +69,17 @@ final class LogShipper {
             Optional<JobDirectory> dir = store.find(k.job());
             if (dir.isEmpty()) continue;
             try {
-                boolean ended = dir.get().outcome().isPresent();
+                // a stat or two per stream and report: only a stream with new bytes, or an ended one, is read
+                boolean ended = dir.get().ended();
+                if (!ended && sizeOf(dir.get().log(k.stream())) <= e.getValue()) continue;
                 LogReader.Chunk c = LogReader.read(dir.get().log(k.stream()), e.getValue(), Math.min(MAX_CHUNK, left));
-                if (c.data().length == 0) continue;
-                out.add(new LogChunk(k.job().jobId(), k.job().attempt(), k.stream(), c.offset(), c.data(), ended && c.atEnd()));
-                left -= c.data().length;
+                boolean complete = ended && c.atEnd();
+                // an empty chunk only to say "complete", so the server knows the stream has ended (even an empty one)
+                if (c.data().length == 0 && !complete) continue;
+                out.add(new LogChunk(k.job().jobId(), k.job().attempt(), k.stream(), c.offset(), c.data(), complete));
+                if (complete) endSent.add(k);
+                else endSent.remove(k);
+                left -= Math.max(1, c.data().length);
             } catch (IOException ex) {
                 // unreadable this time: try again next report
             }
@@ -83,7 +93,8 @@ final class LogShipper {
             StreamKey k = new StreamKey(new JobKey(a.jobId(), a.attempt()), a.stream());
             acked.computeIfPresent(k, (key, old) -> Math.max(old, a.offset()));
         }
-        acked.entrySet().removeIf(e -> complete(e.getKey(), e.getValue()));
+        acked.entrySet().removeIf(e -> store.find(e.getKey().job()).isEmpty() || endSent.contains(e.getKey()) && complete(e.getKey(), e.getValue()));
+        endSent.retainAll(acked.keySet());
         Map<String, Long> persisted = new LinkedHashMap<>();
         acked.forEach((k, v) -> persisted.put(k.text(), v));
         state.logOffsets(persisted);
@@ -93,11 +104,20 @@ final class LogShipper {
         return acked.keySet().stream().anyMatch(k -> k.job().equals(job));
     }
 
+    private static long sizeOf(java.nio.file.Path p) {
+        try {
+            return java.nio.file.Files.size(p);
+        } catch (IOException e) {
+            return 0; // not created yet
+        }
+    }
+
+    /** The server holds all of an ended attempt's stream. */
     private boolean complete(StreamKey k, long offset) {
         Optional<JobDirectory> dir = store.find(k.job());
         if (dir.isEmpty()) return true;
         try {
-            if (dir.get().outcome().isEmpty()) return false;
+            if (!dir.get().ended()) return false;
             return LogReader.read(dir.get().log(k.stream()), offset, 1).atEnd();
         } catch (IOException e) {
             return false;

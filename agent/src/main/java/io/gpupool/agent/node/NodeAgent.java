@@ -8,6 +8,7 @@ import io.gpupool.agent.gpu.GpuSample;
 import io.gpupool.agent.gpu.NodeInventory;
 import io.gpupool.agent.link.JobStatusReport;
 import io.gpupool.agent.link.LinkException;
+import io.gpupool.agent.link.LogChunk;
 import io.gpupool.agent.link.NodeReport;
 import io.gpupool.agent.link.RegisterRequest;
 import io.gpupool.agent.link.Registration;
@@ -26,26 +27,31 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The node agent: one per GPU server. It owns the GPU backend, the job runner and the agent's durable
- * state, and runs one loop (like slurmd's or Nomad's client's): every report interval it reads the GPUs,
- * applies the memory policy, sends a report, and reconciles the jobs with the desired state it gets back.
+ * state, and runs one loop (like slurmd's or Nomad's client's): it reads the GPUs, applies the memory
+ * policy, sends a report, and reconciles the jobs with the desired state it gets back.
+ *
+ * <p>Pace: a report with nothing to say asks the server to hold its answer up to one report interval until
+ * the node's desired state changes (a long poll), so new work starts at once; a job starting or ending
+ * cuts that wait short ({@link ServerLink#wake()}) and is reported at once. Without news and without a
+ * server that holds answers, the agent reports once per interval.
  *
  * <p>When the server cannot be reached nothing stops: jobs keep running, their status reports queue up
- * on disk, and the next report that gets through carries them (oldest first). When the agent itself
- * restarts, it re-adopts the jobs still running and reports those that ended meanwhile.
+ * on disk, and the next report that gets through carries them (oldest first); retries back off up to the
+ * report interval. When the agent itself restarts, it re-adopts the jobs still running and reports those
+ * that ended meanwhile. A watchdog stops the jobs when the server has been out of reach so long that it
+ * will have declared the node lost ({@link #fenceAfter}).
  */
 public final class NodeAgent implements AutoCloseable {
 
     /**
      * @param nodeName             the node's name in the pool
-     * @param reportInterval       time between reports (the server may set another at registration)
+     * @param reportInterval       longest time between reports (the server may set another at registration)
      * @param maxStatusesPerReport status reports per report at most (the rest follow in the next ones)
      * @param maxLogBytesPerReport log output per report at most
      * @param runner               how jobs run; its work directory is the agent's
@@ -53,29 +59,39 @@ public final class NodeAgent implements AutoCloseable {
      * @param fence                stop the jobs when the server has been unreachable for so long that it
      *                             will have declared the node lost and re-placed them (see {@link #fenceAfter})
      * @param retention            how long the directories (logs) of ended attempts are kept
+     * @param minReportGap         shortest time between two reports, so a burst of job starts and ends goes
+     *                             out in a few reports rather than one each
      */
     public record Config(String nodeName, Duration reportInterval, int maxStatusesPerReport, int maxLogBytesPerReport,
-                         RunnerConfig runner, String agentVersion, boolean fence, Duration retention) {
+                         RunnerConfig runner, String agentVersion, boolean fence, Duration retention, Duration minReportGap) {
         public static Config defaults(String nodeName, Path workDir) {
             return new Config(nodeName, Duration.ofSeconds(5), 500, 256 * 1024, RunnerConfig.defaults(workDir), "dev", true,
-                    Duration.ofDays(7));
+                    Duration.ofDays(7), Duration.ofMillis(50));
         }
 
         public Config withReportInterval(Duration d) {
-            return new Config(nodeName, d, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, fence, retention);
+            return new Config(nodeName, d, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, fence, retention, minReportGap);
         }
 
         public Config withRunner(RunnerConfig r) {
-            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, r, agentVersion, fence, retention);
+            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, r, agentVersion, fence, retention, minReportGap);
         }
 
         public Config withFence(boolean f) {
-            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, f, retention);
+            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, f, retention, minReportGap);
+        }
+
+        public Config withAgentVersion(String v) {
+            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, runner, v, fence, retention, minReportGap);
         }
     }
 
-    /** What one loop pass did. */
-    public record Tick(boolean connected, int statusesSent, Reconciler.Applied applied, String problem) {}
+    /**
+     * What one loop pass did.
+     *
+     * @param busy the pass had news to send or got a new desired state (or was woken): report again soon
+     */
+    public record Tick(boolean connected, int statusesSent, Reconciler.Applied applied, String problem, boolean busy) {}
 
     private final Config config;
     private final GpuBackend backend;
@@ -87,12 +103,21 @@ public final class NodeAgent implements AutoCloseable {
     private final Reconciler reconciler;
     private final JobRunner runner;
     private final ExecutorService background = Executors.newVirtualThreadPerTaskExecutor();
-    private ScheduledExecutorService loop;
+    private final ExecutorService starts = Executors.newFixedThreadPool(Math.clamp(2L * Runtime.getRuntime().availableProcessors(), 2, 16),
+            r -> Thread.ofPlatform().daemon().name("gpupool-agent-start").unstarted(r));
+    private final Object pace = new Object();
+    private Thread loop;
+    private ScheduledExecutorService watchdog;
+    private volatile boolean closing;
+    private boolean wakeRequested; // guarded by pace
     private volatile boolean registered;
     private volatile boolean connected;
     private volatile Duration interval;
     private volatile long nodeLostTimeoutMs = Registration.DEFAULT_NODE_LOST_TIMEOUT_MS;
-    /** The last answer from the server; the agent's start before the first (re-adopted jobs count from there). */
+    /**
+     * When the last report (or registration) that the server answered was sent; the agent's start before the
+     * first. The server received it no earlier, so fencing from here never comes after the server's verdict.
+     */
     private volatile long lastContactMs = System.currentTimeMillis();
     private long lastPruneMs;
 
@@ -110,35 +135,81 @@ public final class NodeAgent implements AutoCloseable {
         this.state = new AgentState(workDir);
         this.statuses = new StatusBuffer(workDir);
         this.logs = new LogShipper(new JobStore(workDir), state);
-        this.reconciler = new Reconciler(statuses, logs, state, background);
+        this.reconciler = new Reconciler(statuses, logs, state, background, starts);
         this.runner = new JobRunner(config.runner(), discovery.gpus(), reconciler);
         reconciler.attach(runner);
         if (backend instanceof FakeGpuBackend fake) fake.follow(runner);
         for (RunningJob j : runner.recover()) logs.track(j.key());
+        statuses.onAdd(this::wake);
     }
 
-    /** Runs the loop on its own thread until {@link #close()}. */
+    /** Runs the loop on its own thread, and the fencing watchdog, until {@link #close()}. */
     public synchronized void start() {
         if (loop != null) return;
-        ScheduledThreadPoolExecutor l = new ScheduledThreadPoolExecutor(1,
-                r -> Thread.ofPlatform().name("gpupool-agent-" + config.nodeName()).unstarted(r));
-        l.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        loop = l;
-        loop.schedule(this::loopOnce, 0, TimeUnit.MILLISECONDS);
+        long period = Math.clamp(interval.toMillis() / 2, 50, 1000);
+        watchdog = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("gpupool-agent-fence").unstarted(r));
+        watchdog.scheduleWithFixedDelay(() -> {
+            try {
+                fenceIfCutOff();
+            } catch (RuntimeException e) {
+                // checked again at the next period
+            }
+        }, period, period, TimeUnit.MILLISECONDS);
+        loop = Thread.ofPlatform().name("gpupool-agent-" + config.nodeName()).start(this::runLoop);
     }
 
-    private void loopOnce() {
-        try {
-            tick();
-        } catch (RuntimeException e) {
-            // one failed pass must not end the loop
+    private void runLoop() {
+        long backoffMs = 0;
+        while (!closing) {
+            long started = System.currentTimeMillis();
+            synchronized (pace) {
+                wakeRequested = false;
+            }
+            Tick t;
+            try {
+                t = tick();
+            } catch (RuntimeException e) {
+                t = new Tick(false, 0, null, "loop: " + e, false); // one failed pass must not end the loop
+            }
+            long delayMs;
+            if (!t.connected()) {
+                backoffMs = backoffMs == 0 ? Math.min(250, interval.toMillis()) : Math.min(2 * backoffMs, interval.toMillis());
+                delayMs = backoffMs;
+            } else {
+                backoffMs = 0;
+                long gap = config.minReportGap().toMillis();
+                delayMs = t.busy() ? gap : Math.max(gap, interval.toMillis() - (System.currentTimeMillis() - started));
+            }
+            pause(started, delayMs, t.connected());
         }
-        ScheduledExecutorService l = loop;
-        try {
-            if (l != null) l.schedule(this::loopOnce, interval.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            // closed meanwhile
+    }
+
+    /** Sleeps {@code delayMs} from {@code from}; news ends it early (not before the minimum gap) while connected. */
+    private void pause(long from, long delayMs, boolean wakeable) {
+        long earliest = from + config.minReportGap().toMillis();
+        long deadline = System.currentTimeMillis() + delayMs;
+        synchronized (pace) {
+            try {
+                while (!closing) {
+                    long now = System.currentTimeMillis();
+                    long until = wakeable && wakeRequested ? Math.min(deadline, earliest) : deadline;
+                    if (now >= until) break;
+                    pace.wait(until - now);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                closing = true;
+            }
         }
+    }
+
+    /** News (a status report was added): report soon, cutting a waiting report short. */
+    private void wake() {
+        synchronized (pace) {
+            wakeRequested = true;
+            pace.notifyAll();
+        }
+        link.wake();
     }
 
     /** One pass of the loop; public so tests can drive the agent step by step. */
@@ -156,22 +227,26 @@ public final class NodeAgent implements AutoCloseable {
         try {
             if (!registered) register();
             List<JobStatusReport> out = statuses.pending(config.maxStatusesPerReport());
-            NodeReport report = new NodeReport(state.nodeId(), System.currentTimeMillis(), state.appliedDesiredVersion(),
-                    samples, runningInfo(), out, logs.collect(config.maxLogBytesPerReport()));
+            List<LogChunk> chunks = logs.collect(config.maxLogBytesPerReport());
+            boolean news = !out.isEmpty() || !chunks.isEmpty();
+            long sentAt = System.currentTimeMillis();
+            NodeReport report = new NodeReport(state.nodeId(), sentAt, state.appliedDesiredVersion(), samples, runningInfo(), out,
+                    chunks, news ? 0 : interval.toMillis());
             ReportResponse response = link.report(report);
             connected = true;
-            lastContactMs = System.currentTimeMillis();
+            lastContactMs = sentAt;
             statuses.acknowledge(response.ackedStatusSeq());
             logs.acknowledge(response.logAcks());
             Reconciler.Applied applied = response.desired() != null ? reconciler.apply(response.desired()) : reconciler.reapply();
-            return new Tick(true, out.size(), applied, problem);
+            return new Tick(true, out.size(), applied, problem, news || response.desired() != null);
         } catch (LinkException e) {
+            if (e.kind() == LinkException.Kind.WOKEN) return new Tick(true, 0, null, problem, true);
             connected = false;
             if (e.kind() == LinkException.Kind.UNKNOWN_NODE) registered = false;
             fenceIfCutOff();
-            return new Tick(false, 0, null, join(problem, "server: " + e.getMessage()));
+            return new Tick(false, 0, null, join(problem, "server: " + e.getMessage()), false);
         } catch (IOException e) {
-            return new Tick(connected, 0, null, join(problem, "work directory: " + e.getMessage()));
+            return new Tick(connected, 0, null, join(problem, "work directory: " + e.getMessage()), false);
         }
     }
 
@@ -187,23 +262,35 @@ public final class NodeAgent implements AutoCloseable {
     }
 
     private void register() throws LinkException, IOException {
-        Registration r = link.register(new RegisterRequest(config.nodeName(), config.agentVersion(), inventory, runningInfo()));
+        long sentAt = System.currentTimeMillis();
+        Registration r = link.register(new RegisterRequest(config.nodeName(), config.agentVersion(), inventory, runningInfo(),
+                statuses.firstPendingSeq()));
         state.registered(r.nodeId(), r.serverEpoch());
         if (r.reportIntervalMs() > 0) interval = Duration.ofMillis(r.reportIntervalMs());
         if (r.nodeLostTimeoutMs() > 0) nodeLostTimeoutMs = r.nodeLostTimeoutMs();
-        lastContactMs = System.currentTimeMillis();
+        lastContactMs = sentAt;
         registered = true;
     }
 
     /**
      * How long the server may be out of reach before the agent stops its jobs: the server's node-lost
      * timeout less the kill grace period and one report interval, so the jobs are gone before the server
-     * gives their GPUs (and, with restart policy requeue, the jobs themselves) to another node. The price:
-     * a server outage longer than this stops the jobs too; at-most-once running wins over availability.
+     * gives their GPUs (and, with restart policy requeue, the jobs themselves) to another node. Never less
+     * than half the timeout (nor two intervals), so a report the server holds for an interval, or a slow
+     * answer, never looks like an outage; when the grace period leaves no room for that, fencing stops the
+     * jobs with a shorter one ({@link #fenceGrace}). The price of fencing: a server outage longer than this
+     * stops the jobs too; at-most-once running wins over availability.
      */
     Duration fenceAfter() {
-        long ms = nodeLostTimeoutMs - config.runner().killGrace().toMillis() - interval.toMillis();
-        return Duration.ofMillis(Math.max(ms, interval.toMillis()));
+        long timeout = nodeLostTimeoutMs;
+        long i = interval.toMillis();
+        return Duration.ofMillis(Math.max(Math.max(timeout / 2, 2 * i), timeout - config.runner().killGrace().toMillis() - i));
+    }
+
+    /** The SIGTERM-to-SIGKILL grace of a fenced job: the configured one, shortened to end before the server's timeout. */
+    Duration fenceGrace() {
+        long room = nodeLostTimeoutMs - interval.toMillis() - fenceAfter().toMillis();
+        return Duration.ofMillis(Math.clamp(room, 0, config.runner().killGrace().toMillis()));
     }
 
     private void fenceIfCutOff() {
@@ -213,7 +300,7 @@ public final class NodeAgent implements AutoCloseable {
         for (RunningJob j : runner.running()) {
             if (j.stopping()) continue;
             runner.stop(j.key(), JobPhase.STOPPED, "fenced: the server has been unreachable for " + silentMs / 1000
-                    + " s and will have declared this node lost (after " + nodeLostTimeoutMs / 1000 + " s)");
+                    + " s and will have declared this node lost (after " + nodeLostTimeoutMs / 1000 + " s)", fenceGrace());
         }
     }
 
@@ -251,21 +338,45 @@ public final class NodeAgent implements AutoCloseable {
      */
     @Override
     public void close() {
-        ScheduledExecutorService l;
+        stopLoop();
+        runner.close();
+        background.shutdown();
+        starts.shutdown();
+        backend.close();
+    }
+
+    /**
+     * Drains the node: the loop stops first (so nothing new starts and no report goes out), then every job is
+     * stopped (SIGTERM, grace, SIGKILL) within {@code wait}, then the agent closes. The ends are kept in the
+     * status journal and reported by the next agent on this work directory.
+     */
+    public void closeAndStopJobs(String reason, Duration wait) throws InterruptedException {
+        stopLoop();
+        try {
+            runner.stopAll(reason, wait);
+        } finally {
+            close();
+        }
+    }
+
+    private void stopLoop() {
+        Thread l;
         synchronized (this) {
             l = loop;
             loop = null;
+            closing = true;
+            if (watchdog != null) watchdog.shutdownNow();
         }
+        synchronized (pace) {
+            pace.notifyAll();
+        }
+        link.wake(); // a waiting report ends now; a pass in progress finishes its writes
         if (l != null) {
-            l.shutdown(); // no interrupt: a pass in progress finishes its writes
             try {
-                l.awaitTermination(30, TimeUnit.SECONDS);
+                l.join(30_000);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }
-        runner.close();
-        background.shutdown();
-        backend.close();
     }
 }

@@ -38,6 +38,7 @@ public final class StatusBuffer {
     private final Deque<JobStatusReport> pending = new ArrayDeque<>();
     private long nextSeq;
     private long acked;
+    private volatile Runnable onAdd = () -> { };
 
     public StatusBuffer(Path workDir) throws IOException {
         Files.createDirectories(workDir);
@@ -59,7 +60,18 @@ public final class StatusBuffer {
         }
         nextSeq++;
         pending.addLast(r);
+        onAdd.run();
         return r;
+    }
+
+    /** Called after every added report (the agent then reports without waiting for its interval). */
+    void onAdd(Runnable r) {
+        this.onAdd = r;
+    }
+
+    /** The seq of the oldest unacknowledged report, else the next seq. */
+    public synchronized long firstPendingSeq() {
+        return pending.isEmpty() ? nextSeq : pending.peekFirst().seq();
     }
 
     /** Up to {@code max} unacknowledged reports, oldest first. */

@@ -72,7 +72,18 @@ public record JobDirectory(Path path) {
 
     /** The exit code the wrapper wrote; empty while the command runs or when the wrapper itself was killed. */
     public Optional<Integer> exitCode() throws IOException {
-        return readLong(EXIT).map(Math::toIntExact);
+        try {
+            String s = Files.readString(path.resolve(EXIT));
+            // the wrapper writes "CODE\n"; without the newline the write was cut short
+            return s.endsWith("\n") ? parse(EXIT, s).map(Math::toIntExact) : Optional.empty();
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Whether the agent has recorded the attempt's end (cheaper than reading it). */
+    public boolean ended() {
+        return Files.exists(path.resolve(OUTCOME));
     }
 
     public Optional<JobEnd> outcome() throws IOException {
@@ -89,10 +100,16 @@ public record JobDirectory(Path path) {
 
     private Optional<Long> readLong(String file) throws IOException {
         try {
-            String s = Files.readString(path.resolve(file)).trim();
-            return s.isEmpty() ? Optional.empty() : Optional.of(Long.parseLong(s));
+            return parse(file, Files.readString(path.resolve(file)));
         } catch (NoSuchFileException e) {
             return Optional.empty();
+        }
+    }
+
+    private Optional<Long> parse(String file, String content) throws IOException {
+        String s = content.trim();
+        try {
+            return s.isEmpty() ? Optional.empty() : Optional.of(Long.parseLong(s));
         } catch (NumberFormatException e) {
             throw new IOException(path.resolve(file) + ": not a number", e);
         }

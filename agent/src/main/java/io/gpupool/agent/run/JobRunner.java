@@ -63,10 +63,12 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     /**
      * The wrapper: $1 is the job directory, the rest the command. "trap : TERM INT HUP" makes the shell wait
      * for the command on a stop (a trapped signal runs only after the foreground command ends) while the
-     * command itself gets the default handling, so the exit code still gets written.
+     * command itself gets the default handling, so the exit code still gets written. Only builtins besides
+     * the command: a job costs no process of the agent's own beyond setsid and this shell. The exit code is a
+     * line; a write cut short (the shell killed mid-write) leaves no newline and is not taken.
      */
     static final String WRAPPER = "d=$1; shift; echo $$ > \"$d/pid\"; trap : TERM INT HUP; \"$@\"; rc=$?; "
-            + "echo $rc > \"$d/exit.tmp\" && mv -f \"$d/exit.tmp\" \"$d/exit\"; exit $rc";
+            + "echo $rc > \"$d/exit\"; exit $rc";
 
     private final RunnerConfig config;
     private final JobStore store;
@@ -191,16 +193,21 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
      * @return false if no such job runs
      */
     public boolean stop(JobKey key, JobPhase phase, String reason) {
+        return stop(key, phase, reason, config.killGrace());
+    }
+
+    /** The same, with another grace period (fencing, which must be done before the server's timeout). */
+    public boolean stop(JobKey key, JobPhase phase, String reason, Duration grace) {
         RunningJob job = running.get(key);
         if (job == null) return false;
         if (!job.requestStop(phase, reason)) return true;
         signal(job, ProcessSignals.SIGTERM);
         timer.schedule(() -> {
             if (job.handle().isAlive()) {
-                job.markKilled();
+                job.markKilled(grace);
                 signal(job, ProcessSignals.SIGKILL);
             }
-        }, config.killGrace().toMillis(), TimeUnit.MILLISECONDS);
+        }, grace.toMillis(), TimeUnit.MILLISECONDS);
         return true;
     }
 
@@ -261,7 +268,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         if (code == null && job.process().isPresent()) code = job.process().get().exitValue();
         JobEnd end;
         if (job.stopPhase() != null) {
-            String how = job.killed() ? "killed with SIGKILL after a grace period of " + text(config.killGrace())
+            String how = job.killed() ? "killed with SIGKILL after a grace period of " + text(job.killedAfter())
                     : "exited after SIGTERM" + (code == null ? "" : " with code " + code);
             end = new JobEnd(job.stopPhase(), code, job.startedAtMs(), now, job.stopReason() + "; " + how);
         } else if (code == null) {

@@ -64,6 +64,7 @@ final class MemoryGuard {
     }
 
     private static Optional<RunningJob> ownerOf(long pid, Map<Long, RunningJob> byPid) {
+        if (byPid.containsKey(pid)) return Optional.of(byPid.get(pid)); // the job's own process: no need to ask /proc
         OptionalLong session = ProcFs.sessionId(pid);
         if (session.isPresent() && byPid.containsKey(session.getAsLong())) return Optional.of(byPid.get(session.getAsLong()));
         Optional<ProcessHandle> h = ProcessHandle.of(pid);

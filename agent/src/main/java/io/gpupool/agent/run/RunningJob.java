@@ -21,6 +21,7 @@ public final class RunningJob {
     private JobPhase stopPhase;
     private String stopReason;
     private boolean killed;
+    private java.time.Duration grace;
 
     RunningJob(JobLaunch launch, JobDirectory directory, ProcessHandle handle, Process process, long startedAtMs, boolean ownSession) {
         this.launch = launch;
@@ -85,8 +86,14 @@ public final class RunningJob {
         return true;
     }
 
-    synchronized void markKilled() {
+    /** SIGKILL came after this grace period. */
+    synchronized void markKilled(java.time.Duration after) {
         killed = true;
+        grace = after;
+    }
+
+    synchronized java.time.Duration killedAfter() {
+        return grace;
     }
 
     synchronized JobPhase stopPhase() {

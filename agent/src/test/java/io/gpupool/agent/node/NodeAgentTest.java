@@ -245,6 +245,7 @@ class NodeAgentTest {
         server.want(1, List.of(sh("cut", "sleep 30")));
         a.tick();
         assertThat(a.fenceAfter()).isEqualTo(Duration.ofMillis(850));
+        assertThat(a.fenceGrace()).isEqualTo(Duration.ofMillis(300));
         server.reachable = false;
         a.tick();
         assertThat(a.runner().running()).as("a short outage changes nothing").singleElement()
@@ -255,6 +256,20 @@ class NodeAgentTest {
         JobStatusReport end = server.statusesOf("cut").getLast();
         assertThat(end.phase()).isEqualTo(JobPhase.STOPPED);
         assertThat(end.message()).startsWith("fenced: the server has been unreachable for ").contains("declared this node lost (after 1 s)");
+    }
+
+    @Test
+    void aGracePeriodAsLongAsTheTimeoutShortensTheFencingGraceNotTheWaitForTheServer() throws Exception {
+        server.nodeLostTimeoutMs = 10_000;
+        server.reportIntervalMs = 200;
+        FakeGpuBackend gpus = new FakeGpuBackend("1xT4", "n1");
+        NodeAgent a = new NodeAgent(NodeAgent.Config.defaults("n1", work).withRunner(RunnerConfig.defaults(work).withKillGrace(Duration.ofSeconds(10))),
+                gpus, gpus.discover(), server);
+        agents.add(a);
+        a.tick();
+        // 10 s - 10 s grace - 0.2 s would fence at once, even during a report the server holds for an interval
+        assertThat(a.fenceAfter()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(a.fenceGrace()).isEqualTo(Duration.ofMillis(4800)); // so the jobs are still gone before the 10 s
     }
 
     @Test

@@ -10,4 +10,9 @@ public interface GpuSelector {
     String name();
 
     int[] select(CycleState cycle, ReplicaDemand demand, NodeState node);
+
+    /** Whether the choice depends on the learned workload profile (so a placement may change when it does). */
+    default boolean readsWorkloadProfile() {
+        return false;
+    }
 }

@@ -27,6 +27,7 @@ public final class PlacementPipeline {
     private final double[] weights;
     private final GpuSelector gpuPolicy;
     private final boolean tightFirst;
+    private final boolean dependsOnlyOnClusterState;
 
     public PlacementPipeline(PlacementConfig config) {
         this(config, List.of());
@@ -55,9 +56,21 @@ public final class PlacementPipeline {
         }
         this.gpuPolicy = PlacementPlugins.gpuPolicy(config.gpuPolicy() != null ? config.gpuPolicy() : scorers[0].defaultGpuPolicy());
         this.tightFirst = heaviest.prefersTightNodes();
+        boolean readsProfile = gpuPolicy.readsWorkloadProfile();
+        for (ScorePlugin s : scorers) readsProfile |= s.readsWorkloadProfile();
+        this.dependsOnlyOnClusterState = driverFilters.isEmpty() && !readsProfile;
     }
 
     public PlacementConfig config() { return config; }
+
+    /**
+     * Whether {@link #place} gives the same answer for the same job shape whenever the cluster state is the
+     * same ({@link ClusterState#version()}): true unless a scorer or the GPU policy reads the workload
+     * profile (FGD), or a driver added filters (they may look at things outside the cluster state).
+     */
+    public boolean dependsOnlyOnClusterState() {
+        return dependsOnlyOnClusterState;
+    }
 
     /**
      * Places every replica of the job. With {@code bind} the grants stay applied to the cluster state;

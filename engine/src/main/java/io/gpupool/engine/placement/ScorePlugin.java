@@ -17,6 +17,11 @@ public interface ScorePlugin {
         return true;
     }
 
+    /** Whether scores depend on the learned workload profile (so a placement may change when it does). */
+    default boolean readsWorkloadProfile() {
+        return false;
+    }
+
     /** The GPU-level policy that suits this node policy when none is configured. */
     default String defaultGpuPolicy() {
         return "binpack";

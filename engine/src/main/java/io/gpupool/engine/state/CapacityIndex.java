@@ -50,21 +50,30 @@ final class CapacityIndex {
     /** Visits the nodes whose largest free share falls in bucket b, in id order; false when stopped. */
     boolean visitShareBucket(int b, java.util.function.IntPredicate v) { return byShareMilli.visit(b, v); }
 
-    /** One bucketing: each node in at most one bucket. */
+    /**
+     * One bucketing: each node in at most one bucket. A bucket is a plain bit set of node ids (java.util.BitSet
+     * rescans for its highest word on every clear, which showed in profiles of long replays).
+     */
     private static final class Bucketing {
-        private final java.util.BitSet[] members;
+        private final long[][] members;
         private int[] bucketOf = new int[0];
 
         Bucketing(int buckets) {
-            members = new java.util.BitSet[buckets];
-            for (int b = 0; b < buckets; b++) members[b] = new java.util.BitSet();
+            members = new long[buckets][1];
         }
 
         int bucketCount() { return members.length; }
 
         boolean visit(int b, java.util.function.IntPredicate v) {
-            java.util.BitSet m = members[b];
-            for (int node = m.nextSetBit(0); node >= 0; node = m.nextSetBit(node + 1)) if (!v.test(node)) return false;
+            // like BitSet.nextSetBit: the bucket is re-read after each visit, so it is always the live one
+            for (int w = 0; w < members[b].length; w++) {
+                long bits = members[b][w];
+                while (bits != 0) {
+                    int node = (w << 6) + Long.numberOfTrailingZeros(bits);
+                    if (!v.test(node)) return false;
+                    bits = members[b][w] & (-2L << (node & 63));   // the bits above node
+                }
+            }
             return true;
         }
 
@@ -72,8 +81,8 @@ final class CapacityIndex {
             ensure(node);
             int cur = bucketOf[node];
             if (cur == bucket) return;
-            if (cur >= 0) members[cur].clear(node);
-            members[bucket].set(node);
+            if (cur >= 0) members[cur][node >>> 6] &= ~(1L << node);
+            members[bucket][node >>> 6] |= 1L << node;
             bucketOf[node] = bucket;
         }
 
@@ -81,7 +90,7 @@ final class CapacityIndex {
             ensure(node);
             int b = bucketOf[node];
             if (b < 0) return;
-            members[b].clear(node);
+            members[b][node >>> 6] &= ~(1L << node);
             bucketOf[node] = -1;
         }
 
@@ -91,6 +100,10 @@ final class CapacityIndex {
             int len = Math.max(node + 1, old * 2);
             bucketOf = Arrays.copyOf(bucketOf, len);
             Arrays.fill(bucketOf, old, len, -1);
+            int words = (len + 63) >>> 6;
+            for (int b = 0; b < members.length; b++) {
+                if (members[b].length < words) members[b] = Arrays.copyOf(members[b], words);
+            }
         }
     }
 }

@@ -42,6 +42,7 @@ public final class ClusterState {
     private int cordonedNodes;
     private long usedMilli;
     private long maxCpuMilliPerNode;
+    private long version;
 
     public ClusterState(ClusterSpec spec) {
         int max = 0;
@@ -70,7 +71,9 @@ public final class ClusterState {
         nodeByName.put(spec.name(), n.id);
         models.putIfAbsent(model.id(), model);
         shapes.merge(NodeShape.of(n), 1, Integer::sum);
-        indexByModel.computeIfAbsent(model.id(), k -> new CapacityIndex(maxGpusPerNode)).update(n);
+        n.index = indexByModel.computeIfAbsent(model.id(), k -> new CapacityIndex(maxGpusPerNode));
+        n.index.update(n);
+        version++;
         maxCpuMilliPerNode = Math.max(maxCpuMilliPerNode, spec.cpuMilli());
         totalMilli += (long) n.gpuCount() * GpuShare.WHOLE;
         totalMemoryMib += (long) n.gpuCount() * model.memoryMib();
@@ -122,6 +125,13 @@ public final class ClusterState {
     /** Nodes that take no new work. */
     public int cordonedNodes() { return cordonedNodes; }
 
+    /**
+     * Changes whenever any GPU's free capacity, a host's free CPU or memory, a node's health or cordon, or the
+     * set of nodes changes (also inside and on rollback of a tentative section): equal versions mean the same
+     * state, so a placement that failed at one version fails again at it.
+     */
+    public long version() { return version; }
+
     /** Compute in use over all GPUs, in thousandths of a GPU (kept incrementally). */
     public long usedMilli() {
         return usedMilli;
@@ -144,19 +154,7 @@ public final class ClusterState {
     }
 
     private void take(List<GpuGrant> grants, boolean newWork) {
-        for (GpuGrant g : grants) {
-            NodeState n = nodes.get(g.node());
-            int i = g.gpu();
-            boolean ok = (!newWork || n.healthy[i]) && (g.exclusive() ? n.tasks[i] == 0
-                    : n.tasks[i] < n.spec.splitCount() && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib());
-            if (!ok) throw new IllegalStateException("grant does not fit: " + g + " on " + n.name());
-            record(n, i);
-            usedMilli += g.milli();
-            n.freeMilli[i] -= g.milli();
-            n.freeMemoryMib[i] -= g.memoryMib();
-            n.tasks[i]++;
-            touched(n);
-        }
+        change(grants, 1, newWork);
     }
 
     /** Takes a whole allocation for new work: its GPU grants and each replica's host CPU and memory. */
@@ -189,6 +187,7 @@ public final class ClusterState {
         NodeState n = nodes.get(node);
         if (!n.hostFits(h.cpuMilli(), h.memoryMib())) throw new IllegalStateException("host request does not fit: " + h + " on " + n.name());
         recordHost(n);
+        version++;
         n.freeCpuMilli -= h.cpuMilli();
         n.freeHostMemoryMib -= h.memoryMib();
     }
@@ -200,24 +199,40 @@ public final class ClusterState {
             throw new IllegalStateException("release of host resources not held: " + h + " on " + n.name());
         }
         recordHost(n);
+        version++;
         n.freeCpuMilli += h.cpuMilli();
         n.freeHostMemoryMib += h.memoryMib();
     }
 
     /** Gives the grants' capacity back. */
     public void release(List<GpuGrant> grants) {
-        for (GpuGrant g : grants) {
-            NodeState n = nodes.get(g.node());
-            int i = g.gpu();
-            if (n.tasks[i] <= 0 || n.freeMilli[i] + g.milli() > GpuShare.WHOLE) {
-                throw new IllegalStateException("release of a grant not held: " + g + " on " + n.name());
+        change(grants, -1, false);
+    }
+
+    /** Takes (+1) or gives back (-1) each grant's capacity, after checking the sharing rules (take) or that it is held. */
+    private void change(List<GpuGrant> grants, int sign, boolean newWork) {
+        NodeState pending = null;   // a node changed but not yet re-indexed: a replica's grants share one node
+        try {
+            for (GpuGrant g : grants) {
+                NodeState n = nodes.get(g.node());
+                if (n != pending && pending != null) touched(pending);
+                pending = n;
+                int i = g.gpu();
+                if (sign > 0) {
+                    boolean ok = (!newWork || n.healthy[i]) && (g.exclusive() ? n.tasks[i] == 0
+                            : n.tasks[i] < n.spec.splitCount() && n.freeMilli[i] >= g.milli() && n.freeMemoryMib[i] >= g.memoryMib());
+                    if (!ok) throw new IllegalStateException("grant does not fit: " + g + " on " + n.name());
+                } else if (n.tasks[i] <= 0 || n.freeMilli[i] + g.milli() > GpuShare.WHOLE) {
+                    throw new IllegalStateException("release of a grant not held: " + g + " on " + n.name());
+                }
+                record(n, i);
+                usedMilli += sign * g.milli();
+                n.freeMilli[i] -= sign * g.milli();
+                n.freeMemoryMib[i] -= sign * g.memoryMib();
+                n.tasks[i] += sign;
             }
-            record(n, i);
-            usedMilli -= g.milli();
-            n.freeMilli[i] += g.milli();
-            n.freeMemoryMib[i] += g.memoryMib();
-            n.tasks[i]--;
-            touched(n);
+        } finally {
+            if (pending != null) touched(pending);
         }
     }
 
@@ -236,8 +251,9 @@ public final class ClusterState {
     }
 
     private void touched(NodeState n) {
+        version++;
         n.recompute();
-        indexByModel.get(n.model.id()).update(n);
+        n.index.update(n);
     }
 
     // ---- journal --------------------------------------------------------------------------------
@@ -250,10 +266,14 @@ public final class ClusterState {
 
     /** Undoes every change since the mark and closes that section. */
     public void rollback(int mark) {
+        NodeState pending = null;
         for (int k = journalSize - 1; k >= mark; k--) {
             NodeState n = nodes.get((int) (journalNode[k] >>> 8));
+            if (n != pending && pending != null) touched(pending);
+            pending = n;
             int g = (int) (journalNode[k] & 0xff);
             if (g == HOST_ENTRY) {
+                version++;
                 n.freeCpuMilli = journalCpu[k];
                 n.freeHostMemoryMib = journalMem[k];
                 continue;
@@ -262,8 +282,8 @@ public final class ClusterState {
             n.freeMilli[g] = journalMilli[k];
             n.freeMemoryMib[g] = journalMem[k];
             n.tasks[g] = journalTasks[k];
-            touched(n);
         }
+        if (pending != null) touched(pending);
         journalSize = mark;
         close();
     }

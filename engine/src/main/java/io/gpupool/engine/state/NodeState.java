@@ -27,6 +27,7 @@ public final class NodeState {
     int maxShareableMilli;
     int maxIdleInNvlinkDomain;
     long usedMilli;
+    CapacityIndex index;   // the index of this node's model, kept current by ClusterState
     private final int[] idleInDomain;   // scratch for recompute()
 
     NodeState(int id, NodeSpec spec) {

@@ -4,7 +4,7 @@ import io.gpupool.model.GpuCatalog;
 import io.gpupool.server.auth.Principal;
 import io.gpupool.server.auth.RateLimiter;
 import io.gpupool.server.auth.Tokens;
-import io.gpupool.server.core.GpuTelemetry;
+import io.gpupool.server.core.AgentSettings;
 import io.gpupool.server.core.PoolService;
 import io.gpupool.server.core.ServiceClock;
 import io.gpupool.server.core.ServiceException;
@@ -39,7 +39,7 @@ public final class ApiServer implements AutoCloseable {
     private final RateLimiter limiter;
 
     public ApiServer(String host, int port, PoolService pool, Store store, Tokens tokens, RateLimiter limiter, ServiceMetrics metrics,
-                     EventHub hub, GpuCatalog catalog, GpuTelemetry telemetry, ServiceClock clock) {
+                     EventHub hub, GpuCatalog catalog, ServiceClock clock, AgentSettings agentSettings) {
         this.tokens = tokens;
         this.limiter = limiter;
         String openApi = resource("/openapi.json");
@@ -80,7 +80,8 @@ public final class ApiServer implements AutoCloseable {
             r.get("/metrics", ctx -> ctx.contentType(metrics.contentType()).result(metrics.scrape()));
             r.get("/openapi.json", ctx -> ctx.contentType("application/json").result(openApi));
             new JobRoutes(pool, store, catalog).register(r);
-            new NodeRoutes(pool, store, catalog, telemetry, clock).register(r);
+            new NodeRoutes(pool).register(r);
+            new AgentRoutes(pool, store, tokens, catalog, clock, agentSettings).register(r);
             new AdminRoutes(pool, tokens, store.writer(), clock).register(r);
             r.get("/api/v1/events", hub::stream);
             this.table = r;

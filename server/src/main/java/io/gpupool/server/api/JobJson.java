@@ -2,10 +2,14 @@ package io.gpupool.server.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gpupool.server.core.JobRequest;
 import io.gpupool.server.core.Views;
+import io.gpupool.store.AttemptRow;
 import io.gpupool.store.JobRow;
+
+import java.util.List;
 
 /** A job as the API shows it: the request's fields, its state and times, and (when active) what the engine knows. */
 final class JobJson {
@@ -24,6 +28,29 @@ final class JobJson {
         return of(row, request.toNode(), null);
     }
 
+    /** Where each attempt ran, with its grants there and what its agent reported. */
+    static ArrayNode attempts(List<AttemptRow> rows) {
+        ArrayNode out = Json.MAPPER.createArrayNode();
+        for (AttemptRow a : rows) {
+            ObjectNode o = out.addObject();
+            o.put("attempt", a.attempt());
+            o.put("node", a.node());
+            o.put("state", a.state());
+            try {
+                o.set("grants", Json.MAPPER.readTree(a.grants()));
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException("stored grants of " + a.jobId() + " are not JSON", e);
+            }
+            o.put("assignedMs", a.assignedMs());
+            o.set("pid", a.pid() == null ? null : o.numberNode(a.pid()));
+            o.set("startedMs", a.startedMs() == null ? null : o.numberNode(a.startedMs()));
+            o.set("endedMs", a.endedMs() == null ? null : o.numberNode(a.endedMs()));
+            o.set("exitCode", a.exitCode() == null ? null : o.numberNode(a.exitCode()));
+            o.put("message", a.message());
+        }
+        return out;
+    }
+
     private static ObjectNode of(JobRow row, JsonNode spec, Views.Live live) {
         ObjectNode o = Json.MAPPER.createObjectNode();
         o.put("id", row.id());
@@ -36,6 +63,8 @@ final class JobJson {
         o.set("startedMs", row.startedMs() == null ? null : o.numberNode(row.startedMs()));
         o.set("endedMs", row.endedMs() == null ? null : o.numberNode(row.endedMs()));
         o.put("preemptions", row.preemptions());
+        o.put("attempt", row.attempt());
+        if (!o.has("restartPolicy")) o.put("restartPolicy", JobRequest.REQUEUE);
         o.set("exitCode", row.exitCode() == null ? null : o.numberNode(row.exitCode()));
         o.put("message", row.message());
         o.put("idempotencyKey", row.idemKey());

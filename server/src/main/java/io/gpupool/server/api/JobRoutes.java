@@ -13,10 +13,12 @@ import io.gpupool.server.core.Views;
 import io.gpupool.store.EventRow;
 import io.gpupool.store.JobQuery;
 import io.gpupool.store.JobRow;
-import io.gpupool.store.LogRow;
+import io.gpupool.store.AttemptRow;
+import io.gpupool.store.OutputSlice;
 import io.gpupool.store.Store;
 import io.javalin.http.Context;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -94,7 +96,7 @@ final class JobRoutes {
         Principal p = Requests.require(ctx, "read jobs", Role.ADMIN, Role.MEMBER);
         JobRow row = visible(ctx, p);
         Views.Live live = row.active() ? await(pool.live(row.id())) : null;
-        Json.send(ctx, 200, JobJson.of(row, live));
+        Json.send(ctx, 200, JobJson.of(row, live).set("attempts", JobJson.attempts(store.attempts(row.id()))));
     }
 
     private void list(Context ctx) {
@@ -148,18 +150,54 @@ final class JobRoutes {
         Json.send(ctx, 200, java.util.Map.of("jobId", row.id(), "events", out));
     }
 
+    /**
+     * A job's output as its agent shipped it: one stream of one attempt on one node (by default stdout of the
+     * latest attempt, on the node of its first replica), as text from a byte offset. {@code nextOffset} is where
+     * to ask next; it never splits a UTF-8 character. {@code complete}: the attempt ended and all of it is here.
+     */
     private void logs(Context ctx) {
         Principal p = Requests.require(ctx, "read jobs", Role.ADMIN, Role.MEMBER);
         JobRow row = visible(ctx, p);
-        long after = Requests.queryLong(ctx, "after", 0, 0, Long.MAX_VALUE);
-        int limit = (int) Requests.queryLong(ctx, "limit", 1000, 1, 10_000);
-        List<LogRow> lines = store.logs(row.id(), after, limit);
+        String stream = ctx.queryParam("stream") == null || ctx.queryParam("stream").isEmpty() ? "stdout" : ctx.queryParam("stream");
+        if (!stream.equals("stdout") && !stream.equals("stderr")) throw ServiceException.invalid("stream", "must be stdout or stderr");
+        int attempt = (int) Requests.queryLong(ctx, "attempt", row.attempt(), 0, Integer.MAX_VALUE);
+        long offset = Requests.queryLong(ctx, "offset", 0, 0, Long.MAX_VALUE);
+        int limit = (int) Requests.queryLong(ctx, "limit", 256 * 1024, 1, 4 * 1024 * 1024);
+        List<AttemptRow> attempts = store.attempts(row.id());
+        String node = ctx.queryParam("node");
+        if (node == null || node.isEmpty()) node = firstReplicaNode(attempts, attempt);
         ObjectNode out = Json.MAPPER.createObjectNode();
         out.put("jobId", row.id());
-        ArrayNode arr = out.putArray("lines");
-        for (LogRow l : lines) arr.addObject().put("id", l.id()).put("atMs", l.atMs()).put("line", l.line());
-        out.put("next", lines.isEmpty() ? after : lines.getLast().id());
+        out.put("state", row.state());
+        out.put("attempt", attempt);
+        out.put("node", node);
+        out.put("stream", stream);
+        out.put("offset", offset);
+        if (node == null || node.length() > 253) {
+            out.put("nextOffset", offset).put("length", 0).put("complete", false).put("text", "");
+        } else {
+            OutputSlice slice = store.output(row.id(), attempt, node, stream, offset, limit);
+            byte[] data = slice.data();
+            long end = offset + data.length;
+            int keep = end == slice.length() && slice.complete() ? data.length : Utf8.completePrefix(data);
+            out.put("nextOffset", offset + keep);
+            out.put("length", slice.length());
+            out.put("complete", slice.complete() && offset + keep >= slice.length());
+            out.put("text", new String(data, 0, keep, StandardCharsets.UTF_8));
+        }
+        ArrayNode list = out.putArray("attempts");
+        for (AttemptRow a : attempts) list.addObject().put("attempt", a.attempt()).put("node", a.node()).put("state", a.state());
         Json.send(ctx, 200, out);
     }
 
+    /** The node that ran replica 0 of the attempt (its output is the job's main log), else any of its nodes. */
+    private static String firstReplicaNode(List<AttemptRow> attempts, int attempt) {
+        String any = null;
+        for (AttemptRow a : attempts) {
+            if (a.attempt() != attempt) continue;
+            if (any == null) any = a.node();
+            if (a.grants().contains("\"replica\":0,")) return a.node();
+        }
+        return any;
+    }
 }

@@ -23,11 +23,16 @@ import java.util.concurrent.TimeoutException;
 /** What every handler needs from a request: the caller, its role, a JSON body within limits, a waited result. */
 final class Requests {
     static final int MAX_BODY_BYTES = 64 * 1024;
+    /** An agent's report may carry output (base64): up to 1 MiB. */
+    static final int MAX_AGENT_BODY_BYTES = 1024 * 1024;
     static final String PRINCIPAL = "gpupool.principal";
-    private static final ObjectMapper STRICT = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final ObjectMapper STRICT = strict(MAX_BODY_BYTES);
+    private static final ObjectMapper STRICT_LARGE = strict(MAX_AGENT_BODY_BYTES);
 
-    static {
-        STRICT.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(32).maxStringLength(MAX_BODY_BYTES).build());
+    private static ObjectMapper strict(int maxBytes) {
+        ObjectMapper m = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+        m.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(32).maxStringLength(maxBytes).build());
+        return m;
     }
 
     private Requests() {}
@@ -47,14 +52,19 @@ final class Requests {
 
     /** The body as a JSON value: 415 unless JSON, 413 over the limit, 400 when it does not parse. */
     static JsonNode json(Context ctx) {
+        return json(ctx, MAX_BODY_BYTES);
+    }
+
+    /** The same, for a body of up to {@code maxBytes} (64 KiB or {@link #MAX_AGENT_BODY_BYTES}). */
+    static JsonNode json(Context ctx, int maxBytes) {
         String type = ctx.contentType();
         if (type == null || !type.toLowerCase(java.util.Locale.ROOT).trim().startsWith("application/json")) {
             throw new ServiceException(Kind.UNSUPPORTED_MEDIA_TYPE, "Content-Type", "must be application/json, got " + (type == null ? "none" : "'" + clip(type) + "'"));
         }
-        byte[] body = read(ctx);
+        byte[] body = read(ctx, maxBytes);
         if (body.length == 0) throw ServiceException.malformed("body", "is empty; a JSON object is expected");
         try {
-            return STRICT.readTree(body);
+            return (maxBytes > MAX_BODY_BYTES ? STRICT_LARGE : STRICT).readTree(body);
         } catch (JsonParseException e) {
             var loc = e.getLocation();
             throw ServiceException.malformed("body", "malformed JSON at line " + loc.getLineNr() + ", column " + loc.getColumnNr() + ": " + clip(e.getOriginalMessage()));
@@ -65,20 +75,20 @@ final class Requests {
         }
     }
 
-    private static byte[] read(Context ctx) {
+    private static byte[] read(Context ctx, int maxBytes) {
         long declared = ctx.contentLength();
-        if (declared > MAX_BODY_BYTES) throw tooLarge();
+        if (declared > maxBytes) throw tooLarge(maxBytes);
         try (InputStream in = ctx.req().getInputStream()) {
-            byte[] b = in.readNBytes(MAX_BODY_BYTES + 1);
-            if (b.length > MAX_BODY_BYTES) throw tooLarge();
+            byte[] b = in.readNBytes(maxBytes + 1);
+            if (b.length > maxBytes) throw tooLarge(maxBytes);
             return b;
         } catch (IOException e) {
             throw ServiceException.malformed("body", "cannot be read: " + clip(e.getMessage()));
         }
     }
 
-    private static ServiceException tooLarge() {
-        return new ServiceException(Kind.TOO_LARGE, "body", "must be at most " + MAX_BODY_BYTES + " bytes");
+    private static ServiceException tooLarge(int maxBytes) {
+        return new ServiceException(Kind.TOO_LARGE, "body", "must be at most " + maxBytes + " bytes");
     }
 
     /** An integer query parameter within bounds, or the default. */

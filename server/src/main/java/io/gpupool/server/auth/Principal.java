@@ -1,13 +1,22 @@
 package io.gpupool.server.auth;
 
 /**
- * Who is calling: the token's public id, its role and (members) its tenant.
+ * Who is calling: the token's public id, its role, (members) its tenant and (node credentials) its node.
  */
-public record Principal(String tokenId, Role role, String tenant) {
+public record Principal(String tokenId, Role role, String tenant, String node) {
+    public Principal(String tokenId, Role role, String tenant) {
+        this(tokenId, role, tenant, null);
+    }
+
     public boolean isAdmin() { return role == Role.ADMIN; }
 
     /** Whether this caller may see jobs of the tenant (admins see all, members only their own). */
     public boolean sees(String jobTenant) {
         return role == Role.ADMIN || (role == Role.MEMBER && tenant.equals(jobTenant));
+    }
+
+    /** Whether this caller may report for the node: only that node's own credential may. */
+    public boolean actsFor(String nodeName) {
+        return role == Role.NODE && node != null && node.equals(nodeName);
     }
 }

@@ -30,13 +30,25 @@ public final class Tokens {
         return new Minted(token, new TokenRow(id, hash(token), role.wire(), tenant, label, nowMs));
     }
 
+    /** A node's own credential: it may report for that node and nothing else. */
+    public static Minted mintForNode(String node, long nowMs) {
+        String id = randomText(6);
+        String token = "gp_" + id + "_" + randomText(32);
+        return new Minted(token, new TokenRow(id, hash(token), Role.NODE.wire(), null, "node " + node, nowMs, node));
+    }
+
     /** The row for a token chosen by the operator (--admin-token / GPUPOOL_ADMIN_TOKEN). */
     public static TokenRow fromGiven(String token, Role role, String label, long nowMs) {
         return new TokenRow("given-" + hash(token).substring(0, 8), hash(token), role.wire(), null, label, nowMs);
     }
 
     public void add(TokenRow row) {
-        byHash.put(row.hash(), new Principal(row.id(), Role.fromWire(row.role()), row.tenant()));
+        byHash.put(row.hash(), new Principal(row.id(), Role.fromWire(row.role()), row.tenant(), row.node()));
+    }
+
+    /** Revokes a token by its public id. */
+    public void remove(String id) {
+        byHash.values().removeIf(p -> p.tokenId().equals(id));
     }
 
     public boolean known(String token) {

@@ -2,14 +2,25 @@ package io.gpupool.server.core;
 
 import io.gpupool.store.JobRow;
 
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
-/** A pending or running job as the engine loop tracks it: its current store row and its request. */
+/**
+ * A pending or running job as the engine loop tracks it: its current store row, its request, and where its
+ * current attempt runs.
+ */
 final class ActiveJob {
     JobRow row;
     final JobRequest request;
     /** Completes when the job's insertion is durable (an idempotent retry waits for it). */
     final CompletableFuture<Void> inserted;
+    /** The nodes the current attempt holds GPUs on (empty while pending); after a requeue, those of the last one. */
+    Set<String> nodes = Set.of();
+    /** Nodes whose agent reported the current attempt started, and those that reported it succeeded. */
+    final Set<String> confirmed = new HashSet<>();
+    final Set<String> succeeded = new HashSet<>();
 
     ActiveJob(JobRow row, JobRequest request, CompletableFuture<Void> inserted) {
         this.row = row;
@@ -19,4 +30,11 @@ final class ActiveJob {
 
     String id() { return row.id(); }
     String tenant() { return row.tenant(); }
+
+    /** A new attempt starts on these nodes. */
+    void placedOn(Set<String> on) {
+        nodes = new LinkedHashSet<>(on);
+        confirmed.clear();
+        succeeded.clear();
+    }
 }

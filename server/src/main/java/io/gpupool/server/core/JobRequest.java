@@ -26,18 +26,26 @@ import java.util.regex.Pattern;
  * @param tenant         null until the caller's tenant is known (a member's is implied by its token)
  * @param gpusPerReplica 0 = chosen from numGpus (one replica up to 8 GPUs, else the largest divisor)
  * @param estimateSec    0 = no estimate
+ * @param workDir        the directory the command runs in on the node (absolute); null = a fresh one per attempt
+ * @param restartPolicy  what happens when a run is lost to the infrastructure (its node lost, its process gone
+ *                       while the agent was down): {@link #REQUEUE} (run it again as a new attempt) or {@link #FAIL}.
+ *                       A command that exits with a non-zero code fails either way.
  */
 public record JobRequest(String name, String tenant, String user, int numGpus, int gpusPerReplica, int gpuMilli,
                          long gpuMemMib, List<String> gpuTypes, int priority, boolean preemptible, boolean requireNvlink,
-                         long estimateSec, List<String> command, Map<String, String> env) {
+                         long estimateSec, List<String> command, Map<String, String> env, String workDir, String restartPolicy) {
 
+    public static final String REQUEUE = "requeue";
+    public static final String FAIL = "fail";
     public static final Set<String> FIELDS = Set.of("name", "tenant", "user", "numGpus", "gpusPerReplica", "gpuMilli",
-            "gpuMemMib", "gpuTypes", "priority", "preemptible", "requireNvlink", "estimateSec", "command", "env");
+            "gpuMemMib", "gpuTypes", "priority", "preemptible", "requireNvlink", "estimateSec", "command", "env", "workDir",
+            "restartPolicy");
     public static final int MAX_GPUS = 512;
     private static final Pattern ENV_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public JobRequest {
+        if (restartPolicy == null) restartPolicy = REQUEUE;
         gpuTypes = List.copyOf(gpuTypes);
         command = List.copyOf(command);
         env = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(env));
@@ -104,13 +112,21 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
                 env.put(kv.getKey(), kv.getValue().textValue());
             }
         }
+        String workDir = f.string("workDir", null, 4096);
+        if (workDir != null && (!workDir.startsWith("/") || workDir.indexOf('\0') >= 0)) {
+            throw ServiceException.invalid("workDir", "must be an absolute path on the node, got '" + clip(workDir) + "'");
+        }
+        String restart = f.string("restartPolicy", REQUEUE, 16);
+        if (!restart.equals(REQUEUE) && !restart.equals(FAIL)) {
+            throw ServiceException.invalid("restartPolicy", "must be '" + REQUEUE + "' or '" + FAIL + "', got '" + clip(restart) + "'");
+        }
         return new JobRequest(name, tenant, user, numGpus, perReplica, milli, mem, types, priority, preemptible, nvlink,
-                estimate, command, env);
+                estimate, command, env, workDir, restart);
     }
 
     public JobRequest withTenant(String t) {
         return new JobRequest(name, t, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, gpuTypes, priority, preemptible,
-                requireNvlink, estimateSec, command, env);
+                requireNvlink, estimateSec, command, env, workDir, restartPolicy);
     }
 
     /** The engine's view of this job. */
@@ -143,6 +159,9 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         command.forEach(o.putArray("command")::add);
         ObjectNode e = o.putObject("env");
         env.forEach(e::put);
+        if (workDir != null) o.put("workDir", workDir);
+        // only when not the default, so jobs stored before restart policies existed keep their canonical form
+        if (!restartPolicy.equals(REQUEUE)) o.put("restartPolicy", restartPolicy);
         return o;
     }
 

@@ -1,5 +1,14 @@
 package io.gpupool.server.core;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gpupool.agent.gpu.GpuSample;
+import io.gpupool.agent.link.DesiredState;
+import io.gpupool.agent.link.JobStatusReport;
+import io.gpupool.agent.link.LogChunk;
+import io.gpupool.agent.link.LogOffset;
+import io.gpupool.agent.link.NodeReport;
+import io.gpupool.agent.run.GrantedGpu;
+import io.gpupool.agent.run.JobLaunch;
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.RoundResult;
 import io.gpupool.engine.Scheduler;
@@ -13,24 +22,32 @@ import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.JobSpec;
 import io.gpupool.model.NodeSpec;
 import io.gpupool.model.SpecException;
+import io.gpupool.store.AttemptRow;
+import io.gpupool.store.AttemptUpdate;
 import io.gpupool.store.EventRow;
 import io.gpupool.store.GrantRow;
 import io.gpupool.store.GroupCommitWriter;
 import io.gpupool.store.JobRow;
-import io.gpupool.store.LogRow;
+import io.gpupool.store.NodeProgress;
 import io.gpupool.store.NodeRow;
 import io.gpupool.store.RecoveredState;
 import io.gpupool.store.TenantRow;
+import io.gpupool.store.TokenRow;
 import io.gpupool.store.Write;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -44,6 +61,10 @@ import java.util.function.Supplier;
  * store's group-commit writer in one piece; the futures complete (and the changes go out on SSE) only
  * after that commit. So an answer the API gives is always durable, and the store always holds a prefix of
  * the engine's decisions in order.
+ *
+ * <p>It is also the server side of the agent protocol (docs/architecture.md): nodes register, their agents
+ * report job statuses, output and telemetry and get the node's desired state back; a node that stops
+ * reporting is declared lost and its jobs are requeued or failed by their restart policy.
  */
 public final class PoolService implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PoolService.class);
@@ -54,6 +75,10 @@ public final class PoolService implements AutoCloseable {
     /** Rounds after a change are at least this far apart, and at least twice the last round's duration: under a
      * flood of submissions the loop spends at most about a third of its time deciding, the rest taking work in. */
     private static final long MIN_ROUND_GAP_NANOS = 10_000_000;
+    private static final long LOST_CHECK_MS = 100;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** {@code nodes.source} of a node its agent registered. */
+    public static final String AGENT_SOURCE = "agent";
 
     private final GroupCommitWriter writer;
     private final GpuCatalog catalog;
@@ -62,6 +87,8 @@ public final class PoolService implements AutoCloseable {
     private final LoopListener listener;
     private final Consumer<List<Change>> publisher;
     private final PoolHistory history = new PoolHistory();
+    private final AgentSettings agentSettings;
+    private final String epoch;
 
     // ---- owned by the loop thread ----
     private final Scheduler engine;
@@ -70,6 +97,11 @@ public final class PoolService implements AutoCloseable {
     private final Map<String, String> idempotency;
     private final Map<String, TenantRow> tenants = new TreeMap<>();
     private final Map<String, NodeRow> nodes = new LinkedHashMap<>();
+    private final AgentNodes agents = new AgentNodes();
+    private final OutputLedger output = new OutputLedger();
+    private long nextLostCheckMs;
+    /** Completes when everything handed to the writer so far is committed. */
+    private CompletableFuture<Void> lastBatch = CompletableFuture.completedFuture(null);
     private long nextSeq;
     private long nextEventId;
     private boolean dirty = true;
@@ -92,8 +124,9 @@ public final class PoolService implements AutoCloseable {
      * @param staticNodes nodes declared on the command line (or by the demo), with their source label
      */
     public PoolService(RecoveredState recovered, Map<NodeSpec, String> staticNodes, SchedulerSettings defaults,
-                       GroupCommitWriter writer, GpuCatalog catalog, GpuTelemetry telemetry, ServiceClock clock,
-                       LoopListener listener, Consumer<List<Change>> publisher) {
+                       AgentSettings agentSettings, GroupCommitWriter writer, GpuCatalog catalog, GpuTelemetry telemetry,
+                       ServiceClock clock, LoopListener listener, Consumer<List<Change>> publisher) {
+        this.agentSettings = agentSettings;
         this.writer = writer;
         this.catalog = catalog;
         this.telemetry = telemetry;
@@ -110,15 +143,34 @@ public final class PoolService implements AutoCloseable {
                 writes.add(new Write.PutNode(row));
             }
         }
+        String storedEpoch = recovered.settings().get("epoch");
+        if (storedEpoch == null) {
+            byte[] b = new byte[6];
+            new SecureRandom().nextBytes(b);
+            storedEpoch = HexFormat.of().formatHex(b);
+            writes.add(new Write.PutSetting("epoch", storedEpoch));
+        }
+        this.epoch = storedEpoch;
         String stored = recovered.settings().get("scheduler");
         this.settings = stored != null ? SchedulerSettings.fromJson(stored, defaults) : defaults;
         List<NodeSpec> specs = nodes.values().stream().map(n -> NodeCodec.fromJson(n.spec(), catalog)).toList();
         this.engine = new Scheduler(new ClusterSpec(specs), settings.toConfig(tenantConfigs()));
-        for (NodeRow n : nodes.values()) if (n.cordoned()) engine.setCordoned(n.name(), true);
+        for (NodeRow n : nodes.values()) {
+            if (!n.source().equals(AGENT_SOURCE)) continue;
+            NodeProgress p = recovered.progress().getOrDefault(n.name(), new NodeProgress(n.name(), 0, -1));
+            // a restarted server waits for each agent's first report before placing work there; the node-lost
+            // deadline counts from now
+            AgentNodes.Node a = agents.add(n.name(), p.desiredVersion(), p.ackedStatusSeq(), now);
+            recovered.tokens().stream().filter(t -> n.name().equals(t.node())).map(TokenRow::id).reduce((x, y) -> y)
+                    .ifPresent(id -> a.credentialId = id);
+        }
+        for (NodeRow n : nodes.values()) applySchedulable(n.name());
         this.idempotency = new HashMap<>(recovered.idempotency());
         this.nextSeq = recovered.nextSeq();
         this.nextEventId = recovered.nextEventId();
         restoreJobs(recovered, now);
+        // every agent gets its full desired state again after a restart (and stops what the store no longer wants)
+        for (AgentNodes.Node a : agents.all()) agents.touch(a.name);
         flush();
         this.loop = Thread.ofPlatform().name("gpupool-engine-loop").start(this::runLoop);
     }
@@ -176,27 +228,6 @@ public final class PoolService implements AutoCloseable {
         });
     }
 
-    /** An agent (or the demo) reports that a running job ended. */
-    public CompletableFuture<JobRow> finish(String jobId, boolean succeeded, Integer exitCode, String message) {
-        return call(() -> {
-            ActiveJob a = active.get(jobId);
-            if (a == null) throw ServiceException.conflict("state", "job " + jobId + " is not running");
-            if (!a.row.state().equals("RUNNING")) throw ServiceException.conflict("state", "job " + jobId + " is " + a.row.state() + ", not RUNNING");
-            long now = clock.now();
-            engine.complete(jobId, now);
-            return end(a, succeeded ? "SUCCEEDED" : "FAILED", exitCode, message, now);
-        });
-    }
-
-    /** Appends output lines of a running or ended job (from its agent). */
-    public CompletableFuture<Void> appendLogs(String jobId, List<String> lines) {
-        return call(() -> {
-            long now = clock.now();
-            for (String l : lines) writes.add(new Write.AppendLog(new LogRow(nextEventId++, jobId, now, l)));
-            return commitOfThisIteration();
-        });
-    }
-
     /** Cordon (no new work) or uncordon a node. */
     public CompletableFuture<Void> setCordoned(String node, boolean cordoned) {
         return call(() -> {
@@ -205,6 +236,7 @@ public final class PoolService implements AutoCloseable {
             NodeRow row = new NodeRow(n.name(), n.spec(), n.source(), cordoned, n.registeredMs());
             nodes.put(node, row);
             writes.add(new Write.PutNode(row));
+            applySchedulable(node);
             dirty = true;
             return commitOfThisIteration();
         });
@@ -214,10 +246,10 @@ public final class PoolService implements AutoCloseable {
     public CompletableFuture<List<String>> drain(String node) {
         return call(() -> {
             NodeRow n = requireNode(node);
-            engine.setCordoned(node, true);
             NodeRow row = new NodeRow(n.name(), n.spec(), n.source(), true, n.registeredMs());
             nodes.put(node, row);
             writes.add(new Write.PutNode(row));
+            applySchedulable(node);
             int nodeId = engine.cluster().nodeId(node);
             long now = clock.now();
             List<String> moved = new ArrayList<>();
@@ -233,31 +265,116 @@ public final class PoolService implements AutoCloseable {
         });
     }
 
-    /** Adds a node (an agent registering). Registering the same node again is a no-op. */
-    public CompletableFuture<NodeRow> registerNode(NodeSpec spec, String source) {
+    // ---- the agent protocol (any thread) ---------------------------------------------------------
+
+    /**
+     * A node's agent registers: a new node joins the pool (its GPUs as the agent discovered them); a known one
+     * must have the same GPUs. The node gets a new credential (the old one is revoked), its status seq restarts
+     * where the agent's unacknowledged reports start, and its agent gets the full desired state next.
+     *
+     * @param credential      the node's new credential, minted by the caller, stored with the registration
+     * @param firstPendingSeq the agent's oldest unacknowledged status seq (-1: not given)
+     */
+    public CompletableFuture<Views.Registered> registerAgent(NodeSpec spec, TokenRow credential, long firstPendingSeq) {
         return call(() -> {
-            NodeRow known = nodes.get(spec.name());
+            long now = clock.now();
+            String name = spec.name();
+            NodeRow known = nodes.get(name);
             String json = NodeCodec.toJson(spec);
-            if (known != null) {
-                if (!known.spec().equals(json)) {
-                    throw ServiceException.conflict("name", "node " + spec.name() + " is registered with other GPUs; remove it first");
+            if (known != null && !known.source().equals(AGENT_SOURCE)) {
+                throw ServiceException.conflict("node_name", "node " + name + " is declared by the server (" + known.source()
+                        + "), not by an agent; give this agent another --node-name");
+            }
+            if (known != null && !known.spec().equals(json)) {
+                throw ServiceException.conflict("inventory", "node " + name + " is registered with other GPUs (or another machine uses "
+                        + "this name); give this agent another --node-name, or keep the GPUs it was registered with");
+            }
+            AgentNodes.Node a;
+            if (known == null) {
+                try {
+                    engine.addNode(spec);
+                } catch (SpecException e) {
+                    throw ServiceException.invalid(e.field(), e.getMessage());
                 }
-                return CompletableFuture.completedFuture(known);
+                NodeRow row = new NodeRow(name, json, AGENT_SOURCE, false, now);
+                nodes.put(name, row);
+                writes.add(new Write.PutNode(row));
+                a = agents.add(name, 0, -1, now);
+                LOG.info("node {} joined with {} GPUs", name, spec.gpus().size());
+            } else {
+                a = agents.get(name);
             }
-            try {
-                engine.addNode(spec);
-            } catch (SpecException e) {
-                throw ServiceException.invalid(e.field(), e.getMessage());
-            }
-            NodeRow row = new NodeRow(spec.name(), json, source, false, clock.now());
-            nodes.put(row.name(), row);
-            writes.add(new Write.PutNode(row));
+            if (firstPendingSeq >= 0) a.ackedSeq = firstPendingSeq - 1;
+            String revoked = a.credentialId;
+            if (revoked != null) writes.add(new Write.DeleteToken(revoked));
+            writes.add(new Write.PutToken(credential));
+            a.credentialId = credential.id();
+            seen(a, now);
+            agents.touch(name); // the agent has no desired state in memory after its own restart: send it all
             dirty = true;
-            return commitOfThisIteration().thenApply(v -> row);
+            Views.Registered r = new Views.Registered(name, epoch, agentSettings.reportIntervalMs(), agentSettings.nodeLostTimeoutMs(), revoked);
+            return commitOfThisIteration().thenApply(v -> r);
         });
     }
 
-    /** Creates ({@code create}) or updates a tenant's weight, guarantee and limit. */
+    /**
+     * An agent's report: telemetry, job status reports (each seq applied once), output chunks (appended by
+     * offset). Answers, once all of it is committed, with the highest seq applied, what output is held and
+     * the node's desired state if it is newer than what the agent applied.
+     *
+     * @param stored for every output stream in the report, the length the store held before this call
+     */
+    public CompletableFuture<Views.Reported> report(String node, NodeReport r, Map<OutputLedger.Key, Long> stored) {
+        return call(() -> {
+            AgentNodes.Node a = requireAgentNode(node);
+            int gpuCount = engine.cluster().node(engine.cluster().nodeId(node)).gpuCount();
+            for (int i = 0; i < r.gpus().size(); i++) {
+                int index = r.gpus().get(i).index();
+                if (index < 0 || index >= gpuCount) throw ServiceException.invalid("gpus[" + i + "].index", "node " + node + " has GPUs 0.." + (gpuCount - 1) + ", got " + index);
+            }
+            long now = clock.now();
+            seen(a, now);
+            for (GpuSample g : r.gpus()) {
+                long total = g.memoryTotalMib() == null ? 0 : g.memoryTotalMib();
+                long used = g.memoryUsedMib() == null ? 0 : g.memoryUsedMib();
+                telemetry.put(node, g.index(), new GpuTelemetry.Sample(g.utilizationPercent() == null ? 0 : g.utilizationPercent(),
+                        used, Math.max(0, total - used), g.powerWatts() == null ? 0 : g.powerWatts(),
+                        g.temperatureC() == null ? 0 : g.temperatureC(), now));
+            }
+            for (JobStatusReport st : r.statuses()) {
+                if (st.seq() <= a.ackedSeq) continue; // applied before: its answer was lost
+                applyStatus(node, st, now);
+                a.ackedSeq = st.seq();
+                a.progressDirty = true;
+            }
+            List<LogOffset> acks = new ArrayList<>();
+            for (LogChunk c : r.logs()) {
+                OutputLedger.Appended out = output.append(node, c, stored.getOrDefault(OutputLedger.key(c, node), 0L), now);
+                if (out.write() != null) writes.add(new Write.AppendOutput(out.write()));
+                acks.add(out.ack());
+            }
+            if (r.appliedDesiredVersion() > a.version) {
+                // the agent applied a version this store never reached (its store was replaced or restored): go beyond it
+                a.version = r.appliedDesiredVersion();
+                agents.touch(node);
+            }
+            DesiredState desired = a.version > r.appliedDesiredVersion() ? desiredState(a) : null;
+            Views.Reported answer = new Views.Reported(a.ackedSeq, desired, acks, a.nextChange);
+            return commitOfThisIteration().thenApply(v -> answer);
+        });
+    }
+
+    /** The node's desired state if its version is above {@code applied}, else null (after a waiting report woke). */
+    public CompletableFuture<DesiredState> desired(String node, long applied) {
+        return call(() -> {
+            AgentNodes.Node a = requireAgentNode(node);
+            seen(a, clock.now());
+            DesiredState d = a.version > applied ? desiredState(a) : null;
+            return commitOfThisIteration().thenApply(v -> d);
+        });
+    }
+
+        /** Creates ({@code create}) or updates a tenant's weight, guarantee and limit. */
     public CompletableFuture<TenantRow> putTenant(String name, double weight, double guaranteed, double limit, boolean create) {
         return call(() -> {
             TenantRow old = tenants.get(name);
@@ -320,37 +437,6 @@ public final class PoolService implements AutoCloseable {
         });
     }
 
-    /** The jobs a node must be running now (an agent's desired state). */
-    public CompletableFuture<List<Views.Assignment>> assignments(String node) {
-        return call(() -> {
-            requireNode(node);
-            int nodeId = engine.cluster().nodeId(node);
-            List<Views.Assignment> out = new ArrayList<>();
-            for (JobState j : engine.runningJobs()) {
-                List<Views.Grant> mine = grants(j.allocation()).stream().filter(g -> g.node().equals(node)).toList();
-                if (mine.isEmpty() || j.allocation().grants().stream().noneMatch(g -> g.node() == nodeId)) continue;
-                ActiveJob a = active.get(j.id());
-                out.add(new Views.Assignment(j.id(), a.tenant(), a.request.name(), a.request.command(), a.request.env(),
-                        a.row.startedMs(), mine));
-            }
-            return CompletableFuture.completedFuture(out);
-        });
-    }
-
-    /** How many GPUs the node has, or null when no such node is registered. */
-    public CompletableFuture<Integer> gpuCount(String node) {
-        return call(() -> {
-            Integer id = engine.cluster().nodeId(node);
-            return CompletableFuture.completedFuture(id == null ? null : engine.cluster().node(id).gpuCount());
-        });
-    }
-
-    /** Nodes whose source is {@code source} (the demo's fake agents drive the "demo" ones). */
-    public CompletableFuture<List<NodeSpec>> nodesFrom(String source) {
-        return call(() -> CompletableFuture.completedFuture(nodes.values().stream().filter(n -> n.source().equals(source))
-                .map(n -> NodeCodec.fromJson(n.spec(), catalog)).toList()));
-    }
-
     /** Checks the engine's bookkeeping against the sharing rules (tests and the crash check call it). */
     public CompletableFuture<Void> checkConsistency() {
         return call(() -> {
@@ -389,7 +475,7 @@ public final class PoolService implements AutoCloseable {
         while (running || !inbox.isEmpty()) {
             try {
                 long now = clock.now();
-                long waitMs = Math.max(1, Math.min(nextPeriodicRoundMs, lastSnapshotMs + SNAPSHOT_INTERVAL_MS) - now);
+                long waitMs = Math.max(1, Math.min(Math.min(nextPeriodicRoundMs, lastSnapshotMs + SNAPSHOT_INTERVAL_MS), nextLostCheckMs) - now);
                 if (dirty) waitMs = Math.max(1, Math.min(waitMs, (nextRoundNanos - System.nanoTime()) / 1_000_000));
                 Runnable first = inbox.poll(waitMs, TimeUnit.MILLISECONDS);
                 if (first != null) {
@@ -398,6 +484,10 @@ public final class PoolService implements AutoCloseable {
                     for (int n = 1; n < MAX_COMMANDS_PER_ITERATION && (next = inbox.poll()) != null; n++) next.run();
                 }
                 now = clock.now();
+                if (now >= nextLostCheckMs) {
+                    checkNodesLost(now);
+                    nextLostCheckMs = now + LOST_CHECK_MS;
+                }
                 if ((dirty && System.nanoTime() >= nextRoundNanos) || now >= nextPeriodicRoundMs) round(now);
                 if (now - lastSnapshotMs >= SNAPSHOT_INTERVAL_MS) {
                     snapshot = buildSnapshot(now);
@@ -429,10 +519,17 @@ public final class PoolService implements AutoCloseable {
         for (String id : r.started()) {
             ActiveJob a = active.get(id);
             JobState j = engine.job(id);
-            a.row = a.row.withState("RUNNING", now, null, j.preemptions(), null, null);
+            a.row = a.row.withState("RUNNING", now, null, j.preemptions(), null, null).nextAttempt();
+            List<GrantRow> grants = grantRows(j.allocation());
             writes.add(new Write.UpdateJob(a.row));
-            writes.add(new Write.SetAllocation(id, grantRows(j.allocation())));
-            event(a, "STARTED", describe(j.allocation()), now);
+            writes.add(new Write.SetAllocation(id, grants));
+            a.placedOn(nodesOf(grants));
+            for (String node : a.nodes) {
+                writes.add(new Write.InsertAttempt(new AttemptRow(id, a.row.attempt(), node, grantsJson(j.allocation(), node), now,
+                        "ASSIGNED", null, null, null, null, null)));
+                agents.touch(node);
+            }
+            event(a, "STARTED", "attempt " + a.row.attempt() + ": " + describe(j.allocation()), now);
         }
         dirty = false;
         long reevaluate = engine.nextReevaluationMs(now).orElse(Long.MAX_VALUE);
@@ -444,15 +541,29 @@ public final class PoolService implements AutoCloseable {
     private void flush() {
         CompletableFuture<Void> done = iterationCommit;
         iterationCommit = null;
+        List<CompletableFuture<Void>> nodeChanges = new ArrayList<>();
+        for (AgentNodes.Node a : agents.all()) {
+            if (a.progressDirty) writes.add(new Write.PutNodeProgress(a.progress()));
+            a.progressDirty = false;
+            if (a.changed) {
+                nodeChanges.add(a.nextChange);
+                a.nextChange = new CompletableFuture<>();
+                a.changed = false;
+            }
+        }
         if (writes.isEmpty()) {
-            if (done != null) done.complete(null);
+            // nothing new to write, but an answer must not overtake the commit of earlier decisions it reflects
+            if (done != null) lastBatch.whenComplete((v, e) -> done.complete(null));
             return;
         }
         List<Change> published = List.copyOf(changes);
         List<Write> batch = List.copyOf(writes);
         writes.clear();
         changes.clear();
-        writer.submit(batch).whenComplete((v, e) -> {
+        CompletableFuture<Void> committed = writer.submit(batch);
+        lastBatch = committed.exceptionally(e -> null);
+        committed.whenComplete((v, e) -> {
+            nodeChanges.forEach(f -> f.complete(null)); // waiting reports ask again (and find out if the commit failed)
             if (e != null) {
                 if (done != null) done.completeExceptionally(new ServiceException(ServiceException.Kind.UNAVAILABLE, null, "the store did not commit: " + e.getMessage()));
                 return;
@@ -473,7 +584,10 @@ public final class PoolService implements AutoCloseable {
         boolean held = a.row.state().equals("RUNNING");
         a.row = a.row.withState(state, a.row.startedMs(), now, a.row.preemptions(), exitCode, message);
         writes.add(new Write.UpdateJob(a.row));
-        if (held) writes.add(new Write.SetAllocation(a.id(), List.of()));
+        if (held) {
+            writes.add(new Write.SetAllocation(a.id(), List.of()));
+            releaseAttempt(a, state.toLowerCase(java.util.Locale.ROOT) + (message == null ? "" : ": " + message));
+        }
         event(a, state, message, now);
         active.remove(a.id());
         engine.forget(a.id());
@@ -488,12 +602,171 @@ public final class PoolService implements AutoCloseable {
         a.row = a.row.withState("PENDING", a.row.startedMs(), null, a.row.preemptions() + 1, null, why);
         writes.add(new Write.UpdateJob(a.row));
         writes.add(new Write.SetAllocation(a.id(), List.of()));
+        releaseAttempt(a, type.toLowerCase(java.util.Locale.ROOT) + ": " + why);
         event(a, type, why, now);
+    }
+
+    /**
+     * The server no longer wants the current attempt (it ended, was cancelled, preempted, requeued): its nodes
+     * get a new desired state without it, and its rows become STOPPING where the agent has not reported an end.
+     */
+    private void releaseAttempt(ActiveJob a, String why) {
+        for (String node : a.nodes) {
+            writes.add(new Write.UpdateAttempt(new AttemptUpdate(a.id(), a.row.attempt(), node, "STOPPING", null, null, null, null,
+                    "stop requested: " + why)));
+            agents.touch(node);
+        }
     }
 
     private void event(ActiveJob a, String type, String detail, long now) {
         writes.add(new Write.InsertEvent(new EventRow(nextEventId++, a.id(), now, type, detail)));
         changes.add(new Change(type, a.id(), a.tenant(), a.row.state(), now, detail));
+    }
+
+    // ---- the agent protocol (loop thread) --------------------------------------------------------
+
+    /**
+     * One status report of an agent. Only a report about a job's current attempt on that node changes the
+     * job; any other (an attempt the server already ended, e.g. after declaring the node lost) is recorded on
+     * its attempt row and changes nothing else.
+     */
+    private void applyStatus(String node, JobStatusReport st, long now) {
+        String phase = st.phase().name();
+        writes.add(new Write.UpdateAttempt(new AttemptUpdate(st.jobId(), st.attempt(), node, phase, st.pid(), st.startedAtMs(),
+                st.endedAtMs(), st.exitCode(), st.message())));
+        ActiveJob a = active.get(st.jobId());
+        if (a == null || a.row.attempt() != st.attempt() || !a.nodes.contains(node)) return;
+        String where = "node " + node + ": " + (st.message() == null ? phase.toLowerCase(java.util.Locale.ROOT) : st.message());
+        if (!a.row.state().equals("RUNNING")) {
+            // the attempt was requeued when its node was declared lost, but it had finished: its result stands
+            if (st.phase() == io.gpupool.agent.run.JobPhase.SUCCEEDED && a.row.state().equals("PENDING") && a.nodes.equals(Set.of(node))) {
+                engine.cancel(a.id(), now);
+                end(a, "SUCCEEDED", st.exitCode(), "attempt " + st.attempt() + " finished on node " + node + " while the node was out of reach", now);
+            }
+            return;
+        }
+        switch (st.phase()) {
+            case RUNNING -> {
+                if (a.confirmed.add(node)) event(a, "RUNNING", "attempt " + st.attempt() + " on node " + node + ", pid " + st.pid(), now);
+                else if (st.message() != null && st.message().startsWith("warning")) event(a, "WARNING", where, now);
+            }
+            case SUCCEEDED -> {
+                a.succeeded.add(node);
+                if (a.succeeded.containsAll(a.nodes)) {
+                    engine.complete(a.id(), now);
+                    end(a, "SUCCEEDED", st.exitCode(), null, now);
+                }
+            }
+            case FAILED -> {
+                engine.complete(a.id(), now);
+                end(a, "FAILED", st.exitCode(), where, now);
+            }
+            // the server did not ask for this end (it would have released the attempt first): the run is lost
+            case STOPPED, LOST -> lostAttempt(a, where, now);
+        }
+    }
+
+    /** A run lost to the infrastructure: the job runs again as a new attempt, or fails, by its restart policy. */
+    private void lostAttempt(ActiveJob a, String why, long now) {
+        if (a.request.restartPolicy().equals(JobRequest.FAIL)) {
+            engine.complete(a.id(), now);
+            end(a, "FAILED", null, why + " (restart policy fail)", now);
+        } else {
+            engine.preempt(a.id(), now);
+            requeued(a, "REQUEUED", why, now);
+            dirty = true;
+        }
+    }
+
+    /** Nodes whose agent has not reported for the node-lost timeout are lost. */
+    private void checkNodesLost(long now) {
+        for (AgentNodes.Node n : agents.all()) {
+            if (n.condition != AgentNodes.Condition.LOST && now - n.lastSeenMs > agentSettings.nodeLostTimeoutMs()) nodeLost(n, now);
+        }
+        output.forgetOld(now);
+    }
+
+    private void nodeLost(AgentNodes.Node n, long now) {
+        String why = "node " + n.name + " lost: no report for " + (now - n.lastSeenMs) / 1000 + " s";
+        LOG.warn("{}; its jobs are requeued or failed by their restart policy", why);
+        n.condition = AgentNodes.Condition.LOST;
+        applySchedulable(n.name);
+        for (ActiveJob a : List.copyOf(active.values())) {
+            if (!a.row.state().equals("RUNNING") || !a.nodes.contains(n.name)) continue;
+            writes.add(new Write.UpdateAttempt(new AttemptUpdate(a.id(), a.row.attempt(), n.name, "LOST", null, null, now, null, why)));
+            lostAttempt(a, why, now);
+        }
+        agents.touch(n.name);
+    }
+
+    /** The node's agent is alive: a waiting or lost node is ready again (and schedulable unless cordoned). */
+    private void seen(AgentNodes.Node a, long now) {
+        a.lastSeenMs = now;
+        if (a.condition == AgentNodes.Condition.READY) return;
+        if (a.condition == AgentNodes.Condition.LOST) LOG.info("node {} reports again", a.name);
+        a.condition = AgentNodes.Condition.READY;
+        applySchedulable(a.name);
+        agents.touch(a.name);
+        dirty = true;
+    }
+
+    /** New work goes to a node only if an admin has not cordoned it and, for an agent's node, its agent reports. */
+    private void applySchedulable(String node) {
+        NodeRow row = nodes.get(node);
+        AgentNodes.Node a = agents.get(node);
+        engine.setCordoned(node, row.cordoned() || (a != null && a.condition != AgentNodes.Condition.READY));
+    }
+
+    private AgentNodes.Node requireAgentNode(String node) {
+        AgentNodes.Node a = agents.get(node);
+        if (a == null) throw ServiceException.notFound("node '" + node + "' (register it again)");
+        return a;
+    }
+
+    /** Every attempt placed on the node, with the node's grants in CUDA order. */
+    private DesiredState desiredState(AgentNodes.Node n) {
+        int nodeId = engine.cluster().nodeId(n.name);
+        List<JobLaunch> jobs = new ArrayList<>();
+        for (JobState j : engine.runningJobs()) {
+            List<GrantedGpu> mine = new ArrayList<>();
+            for (GpuGrant g : j.allocation().grants()) {
+                if (g.node() != nodeId) continue;
+                String uuid = engine.cluster().node(nodeId).spec().gpus().get(g.gpu()).uuid();
+                mine.add(g.exclusive() ? GrantedGpu.whole(uuid) : new GrantedGpu(uuid, g.milli(), g.memoryMib()));
+            }
+            if (mine.isEmpty()) continue;
+            ActiveJob a = active.get(j.id());
+            jobs.add(new JobLaunch(j.id(), a.row.attempt(), a.request.command(), a.request.env(), a.request.workDir(), mine));
+        }
+        jobs.sort(Comparator.comparing(JobLaunch::jobId));
+        return new DesiredState(n.version, jobs);
+    }
+
+    private static Set<String> nodesOf(List<GrantRow> grants) {
+        Set<String> out = new TreeSet<>();
+        for (GrantRow g : grants) out.add(g.node());
+        return out;
+    }
+
+    /** A job's grants on one node, as stored with its attempt there. */
+    private String grantsJson(Allocation a, String node) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Views.Grant g : grants(a)) {
+            if (!g.node().equals(node)) continue;
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("replica", g.replica());
+            m.put("gpu", g.gpu());
+            m.put("uuid", g.uuid());
+            m.put("milli", g.milli());
+            m.put("memoryMib", g.memoryMib());
+            m.put("exclusive", g.exclusive());
+            out.add(m);
+        }
+        try {
+            return JSON.writeValueAsString(out);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     // ---- restart --------------------------------------------------------------------------------
@@ -510,6 +783,11 @@ public final class PoolService implements AutoCloseable {
             ActiveJob a = new ActiveJob(row, req, CompletableFuture.completedFuture(null));
             String notRestored = null;
             if (row.state().equals("RUNNING")) {
+                a.placedOn(nodesOf(r.allocations().getOrDefault(row.id(), List.of())));
+                r.attemptStates().getOrDefault(row.id(), Map.of()).forEach((node, state) -> {
+                    if (state.equals("SUCCEEDED")) a.succeeded.add(node);
+                    if (!state.equals("ASSIGNED")) a.confirmed.add(node);
+                });
                 try {
                     Allocation recorded = allocation(row.id(), r.allocations().getOrDefault(row.id(), List.of()));
                     SubmitResult back = engine.restoreRunning(spec, recorded, row.startedMs(), now);
@@ -529,6 +807,7 @@ public final class PoolService implements AutoCloseable {
                 a.row = a.row.withState("FAILED", row.startedMs(), now, row.preemptions(), null, "after restart: " + s.reason());
                 writes.add(new Write.UpdateJob(a.row));
                 writes.add(new Write.SetAllocation(row.id(), List.of()));
+                releaseAttempt(a, "failed after a restart");
                 event(a, "FAILED", a.row.message(), now);
                 active.remove(row.id());
                 continue;
@@ -602,7 +881,9 @@ public final class PoolService implements AutoCloseable {
     }
 
     private PoolSnapshot buildSnapshot(long now) {
-        return new SnapshotBuilder(engine, active, tenants, nodes, telemetry, settings).build(now, QUEUE_IN_SNAPSHOT);
+        Map<String, String> conditions = new HashMap<>();
+        for (AgentNodes.Node a : agents.all()) conditions.put(a.name, a.condition.wire());
+        return new SnapshotBuilder(engine, active, tenants, nodes, conditions, telemetry, settings).build(now, QUEUE_IN_SNAPSHOT);
     }
 
     /** Stops the loop after the commands already queued, and commits what they decided. */

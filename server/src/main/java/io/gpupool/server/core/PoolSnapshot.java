@@ -13,7 +13,12 @@ import java.util.Map;
 public record PoolSnapshot(long atMs, String policy, String placement, List<NodeView> nodes, List<QueuedJob> queue,
                            int pendingCount, int runningCount, List<TenantShare> tenants, Totals totals) {
 
-    public record NodeView(String name, String model, String productName, boolean cordoned, String source, List<GpuView> gpus) {}
+    /**
+     * @param cordoned an admin cordoned it
+     * @param state    static (declared by the server, no agent), waiting (for its agent's first report since the
+     *                 server started), ready (its agent reports) or lost (no report for the node-lost timeout)
+     */
+    public record NodeView(String name, String model, String productName, boolean cordoned, String source, String state, List<GpuView> gpus) {}
 
     /** One GPU: what is allocated on it (from the engine) and what it reports (telemetry, may be null). */
     public record GpuView(int index, String uuid, boolean healthy, int usedMilli, long usedMemoryMib, long memoryMib,
@@ -45,7 +50,7 @@ public record PoolSnapshot(long atMs, String policy, String placement, List<Node
     /** What a member may see: other tenants' jobs become anonymous shares, their queued jobs are left out. */
     public PoolSnapshot visibleTo(Principal p) {
         if (p.isAdmin()) return this;
-        List<NodeView> ns = nodes.stream().map(n -> new NodeView(n.name(), n.model(), n.productName(), n.cordoned(), n.source(),
+        List<NodeView> ns = nodes.stream().map(n -> new NodeView(n.name(), n.model(), n.productName(), n.cordoned(), n.source(), n.state(),
                 n.gpus().stream().map(g -> new GpuView(g.index(), g.uuid(), g.healthy(), g.usedMilli(), g.usedMemoryMib(), g.memoryMib(),
                         g.tasks().stream().map(t -> p.sees(t.tenant()) ? t : new TaskView(null, t.tenant(), null, t.milli(), t.memoryMib())).toList(),
                         g.telemetry())).toList())).toList();

@@ -22,14 +22,17 @@ final class SnapshotBuilder {
     private final Map<String, TenantRow> tenants;
     private final Map<String, NodeRow> nodes;
     private final GpuTelemetry telemetry;
+    private final Map<String, String> conditions;
     private final SchedulerSettings settings;
 
+    /** @param conditions agent nodes' state (waiting, ready, lost); other nodes are static */
     SnapshotBuilder(Scheduler engine, Map<String, ActiveJob> active, Map<String, TenantRow> tenants, Map<String, NodeRow> nodes,
-                    GpuTelemetry telemetry, SchedulerSettings settings) {
+                    Map<String, String> conditions, GpuTelemetry telemetry, SchedulerSettings settings) {
         this.engine = engine;
         this.active = active;
         this.tenants = tenants;
         this.nodes = nodes;
+        this.conditions = conditions;
         this.telemetry = telemetry;
         this.settings = settings;
     }
@@ -64,8 +67,8 @@ final class SnapshotBuilder {
                 gpus++;
             }
             NodeRow row = nodes.get(n.name());
-            nodeViews.add(new PoolSnapshot.NodeView(n.name(), n.model().id(), n.model().productName(), n.cordoned(),
-                    row != null ? row.source() : "", gv));
+            nodeViews.add(new PoolSnapshot.NodeView(n.name(), n.model().id(), n.model().productName(), row != null && row.cordoned(),
+                    row != null ? row.source() : "", conditions.getOrDefault(n.name(), "static"), gv));
         }
         List<PoolSnapshot.QueuedJob> queue = new ArrayList<>();
         for (JobState j : engine.pendingJobs()) {

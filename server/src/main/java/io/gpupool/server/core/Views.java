@@ -1,7 +1,6 @@
 package io.gpupool.server.core;
 
 import java.util.List;
-import java.util.Map;
 
 /** Read-only answers of the engine loop that are not whole snapshots. */
 public final class Views {
@@ -14,11 +13,21 @@ public final class Views {
     public record Live(String state, String waitReason, List<Grant> allocation) {}
 
     /**
-     * A job an agent must be running on its node (desired state): the agent starts what is new here and
-     * stops what is gone.
+     * A node registered by its agent.
+     *
+     * @param revokedCredential the id of the node credential this registration replaced, or null
      */
-    public record Assignment(String jobId, String tenant, String name, List<String> command, Map<String, String> env,
-                             long startedMs, List<Grant> grants) {}
+    public record Registered(String node, String epoch, long reportIntervalMs, long nodeLostTimeoutMs, String revokedCredential) {}
+
+    /**
+     * The answer to an agent's report (docs/architecture.md, "Agent protocol").
+     *
+     * @param desired    the node's desired state when newer than what the agent applied, else null
+     * @param nextChange completes when the node's desired state changes after this answer (a waiting report
+     *                   waits on it)
+     */
+    public record Reported(long ackedStatusSeq, io.gpupool.agent.link.DesiredState desired,
+                           List<io.gpupool.agent.link.LogOffset> logAcks, java.util.concurrent.CompletableFuture<Void> nextChange) {}
 
     /** Outcome of a submission: the job, and whether this call created it (false: idempotent retry). */
     public record Submitted(String jobId, io.gpupool.store.JobRow row, boolean created) {}

@@ -9,6 +9,8 @@ import io.gpupool.engine.state.NodeState;
 public final class FgdGpuSelector implements GpuSelector {
     @Override public String name() { return "fgd"; }
 
+    @Override public boolean readsWorkloadProfile() { return true; }
+
     @Override
     public int[] select(CycleState cycle, ReplicaDemand d, NodeState n) {
         if (d.exclusive()) return WholeGpuChooser.choose(cycle, d, n);

@@ -90,5 +90,7 @@ public final class Scorers {
         }
 
         @Override public String defaultGpuPolicy() { return "fgd"; }
+
+        @Override public boolean readsWorkloadProfile() { return true; }
     }
 }

@@ -1,0 +1,97 @@
+package io.gpupool.agent;
+
+import io.gpupool.agent.gpu.GpuBackendException;
+import io.gpupool.agent.gpu.GpuBackends;
+import io.gpupool.agent.gpu.NodeInventory;
+import io.gpupool.agent.link.HttpServerLink;
+import io.gpupool.agent.node.NodeAgent;
+import io.gpupool.agent.run.RunnerConfig;
+import io.gpupool.model.SpecException;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * Puts a node agent together from its settings: the GPU backend, the HTTP link to the server, the job runner
+ * on the work directory. {@code gpupool agent} and the demo's in-process agents start here.
+ */
+public final class AgentLauncher {
+
+    /**
+     * @param server         the server's URL
+     * @param joinToken      a token of role agent
+     * @param nodeName       the node's name in the pool; null = this machine's host name
+     * @param workDir        job directories, logs and the agent's state
+     * @param gpus           which GPU backend (fake GPUs are seeded by the node name, so agents differ)
+     * @param reportInterval longest time between reports until the server sets its own
+     * @param killGrace      SIGTERM to SIGKILL
+     * @param memoryPolicy   what happens to a job holding more GPU memory than granted
+     * @param fence          stop the jobs when the server has been out of reach for longer than it waits
+     *                       before declaring the node lost
+     * @param version        reported at registration
+     */
+    public record Options(String server, String joinToken, String nodeName, Path workDir, GpuBackends.Options gpus,
+                          Duration reportInterval, Duration killGrace, RunnerConfig.MemoryPolicy memoryPolicy, boolean fence,
+                          String version) {
+        public Options {
+            if (nodeName == null || nodeName.isBlank()) nodeName = NodeInventory.localHostname();
+            if (!nodeName.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,252}")) {
+                throw new SpecException("--node-name", "node-name", "must be 1-253 letters, digits, '.', '_' or '-', starting with a letter or digit, got '" + nodeName + "'");
+            }
+            if (workDir == null) throw new SpecException("--work-dir", "work-dir", "is required");
+            if (reportInterval == null || reportInterval.toMillis() < 10) {
+                throw new SpecException("--report-interval", "report-interval", "must be at least 10 ms");
+            }
+        }
+
+        /** Fake GPUs ({@code 8xA100-80GB,...}) and defaults for everything else: the demo's and the tests' agents. */
+        public static Options fake(String server, String joinToken, String nodeName, Path workDir, String fakeGpus) {
+            return new Options(server, joinToken, nodeName, workDir, new GpuBackends.Options(null, null, null, fakeGpus, null),
+                    Duration.ofSeconds(5), RunnerConfig.DEFAULT_KILL_GRACE, RunnerConfig.MemoryPolicy.KILL, true, "dev");
+        }
+
+        public Options withKillGrace(Duration d) {
+            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, d, memoryPolicy, fence, version);
+        }
+    }
+
+    private AgentLauncher() {
+    }
+
+    /**
+     * Discovers the GPUs, re-adopts the jobs still running in the work directory and starts the agent's loop.
+     *
+     * @throws GpuBackendException when no GPU backend works here
+     * @throws SpecException       for bad settings
+     */
+    public static NodeAgent start(Options o) throws GpuBackendException, IOException {
+        GpuBackends.Options g = o.gpus();
+        if (g.fakeGpus() != null && g.fakeSeed() == null) {
+            g = new GpuBackends.Options(g.backend(), g.nvmlLibrary(), g.nvidiaSmi(), g.fakeGpus(), o.nodeName());
+        }
+        URI server;
+        try {
+            server = URI.create(o.server() == null ? "" : o.server().trim());
+        } catch (IllegalArgumentException e) {
+            throw new SpecException("--server", "server", "is not a URL: " + e.getMessage());
+        }
+        HttpServerLink link = new HttpServerLink(server, o.joinToken(), HttpServerLink.Settings.defaults());
+        GpuBackends.Opened opened = GpuBackends.open(g);
+        NodeAgent.Config config = NodeAgent.Config.defaults(o.nodeName(), o.workDir())
+                .withReportInterval(o.reportInterval())
+                .withRunner(RunnerConfig.defaults(o.workDir()).withKillGrace(o.killGrace()).withMemoryPolicy(o.memoryPolicy()))
+                .withFence(o.fence())
+                .withAgentVersion(o.version());
+        NodeAgent agent;
+        try {
+            agent = new NodeAgent(config, opened.backend(), opened.discovery(), link);
+        } catch (IOException | RuntimeException e) {
+            opened.backend().close();
+            throw e;
+        }
+        agent.start();
+        return agent;
+    }
+}

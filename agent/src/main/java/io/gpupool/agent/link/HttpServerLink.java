@@ -1,0 +1,219 @@
+package io.gpupool.agent.link;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.agent.AgentJson;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The agent protocol over HTTP (docs/architecture.md, "Agent protocol"), with the JDK's HTTP client:
+ * {@code POST /api/v1/agent/register} with the join token, then {@code POST /api/v1/agent/nodes/{id}/report}
+ * with the node's own credential from the registration.
+ *
+ * <p>A call that fails on the way (no connection, a time-out, 429, 502-504) is tried again a few times with
+ * growing pauses before it counts as unreachable; the agent loop then keeps its reports and retries at its
+ * own pace. Every call is idempotent on the server (statuses by seq, logs by offset), so a retried call whose
+ * first answer was lost does no harm.
+ */
+public final class HttpServerLink implements ServerLink {
+
+    /**
+     * @param connectTimeout  to open a connection
+     * @param requestTimeout  for an answer, on top of the time the server may hold a waiting report
+     * @param retries         further tries of a call that failed on the way
+     * @param firstBackoff    pause before the first retry; doubled for each next one
+     */
+    public record Settings(Duration connectTimeout, Duration requestTimeout, int retries, Duration firstBackoff) {
+        public static Settings defaults() {
+            return new Settings(Duration.ofSeconds(5), Duration.ofSeconds(10), 2, Duration.ofMillis(200));
+        }
+    }
+
+    private final URI server;
+    private final String joinToken;
+    private final Settings settings;
+    private final HttpClient http;
+    private volatile String nodeToken;
+    /** The report in flight and whether it may wait; guarded by this. */
+    private CompletableFuture<HttpResponse<String>> inFlight;
+    private boolean inFlightWaits;
+    private boolean woken;
+
+    /**
+     * @param server    the server's base URL, e.g. {@code http://gpupool:8080}
+     * @param joinToken a token of role {@code agent} (an admin creates it: {@code POST /api/v1/agent-tokens})
+     */
+    public HttpServerLink(URI server, String joinToken, Settings settings) {
+        String base = server.toString();
+        this.server = URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) : base);
+        if (!"http".equals(this.server.getScheme()) && !"https".equals(this.server.getScheme())) {
+            throw new io.gpupool.model.SpecException("--server", "server", "must be an http:// or https:// URL, got '" + server + "'");
+        }
+        if (joinToken == null || joinToken.isBlank()) throw new io.gpupool.model.SpecException("--token", "token", "is required");
+        this.joinToken = joinToken;
+        this.settings = settings;
+        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(settings.connectTimeout()).build();
+    }
+
+    public URI server() {
+        return server;
+    }
+
+    @Override
+    public Registration register(RegisterRequest request) throws LinkException {
+        HttpResponse<String> r = call("/api/v1/agent/register", joinToken, request, 0, false);
+        if (r.statusCode() != 200) {
+            throw new LinkException(LinkException.Kind.REJECTED, "registration refused: " + describe(r));
+        }
+        Registration reg = parse(r, Registration.class);
+        nodeToken = reg.nodeToken();
+        return reg;
+    }
+
+    @Override
+    public ReportResponse report(NodeReport report) throws LinkException {
+        String token = nodeToken;
+        if (token == null) throw new LinkException(LinkException.Kind.UNKNOWN_NODE, "not registered in this process yet");
+        String path = "/api/v1/agent/nodes/" + URLEncoder.encode(report.nodeId(), StandardCharsets.UTF_8).replace("+", "%20") + "/report";
+        HttpResponse<String> r = call(path, token, report, report.waitMs(), true);
+        return switch (r.statusCode()) {
+            case 200 -> parse(r, ReportResponse.class);
+            // 401: the credential was replaced (another registration) or the store is new; 404: the node is unknown
+            case 401, 404 -> throw new LinkException(LinkException.Kind.UNKNOWN_NODE, "register again: " + describe(r));
+            default -> throw new LinkException(LinkException.Kind.REJECTED, "report refused: " + describe(r));
+        };
+    }
+
+    @Override
+    public void wake() {
+        synchronized (this) {
+            woken = true;
+            if (inFlight != null && inFlightWaits) inFlight.cancel(true);
+        }
+    }
+
+    /**
+     * Sends one call, retrying what failed on the way. Answers other than 429 and 502-504 are returned, for
+     * the caller to judge.
+     */
+    private HttpResponse<String> call(String path, String token, Object body, long waitMs, boolean wakeable) throws LinkException {
+        byte[] json = encode(body);
+        long backoff = settings.firstBackoff().toMillis();
+        LinkException last = null;
+        for (int attempt = 0; attempt <= settings.retries(); attempt++) {
+            if (attempt > 0) pause(backoff * (1L << (attempt - 1)));
+            try {
+                HttpResponse<String> r = send(path, token, body, json, waitMs, wakeable);
+                int s = r.statusCode();
+                if (s != 429 && s != 502 && s != 503 && s != 504) return r;
+                last = new LinkException(LinkException.Kind.UNREACHABLE, describe(r));
+                backoff = Math.max(backoff, retryAfterMs(r));
+            } catch (IOException e) {
+                last = new LinkException(LinkException.Kind.UNREACHABLE, server + ": " + e, e);
+            }
+        }
+        throw last;
+    }
+
+    private HttpResponse<String> send(String path, String token, Object body, byte[] json, long waitMs, boolean wakeable)
+            throws IOException, LinkException {
+        CompletableFuture<HttpResponse<String>> f;
+        synchronized (this) {
+            boolean waits = waitMs > 0;
+            if (wakeable && woken && waits && body instanceof NodeReport r) {
+                json = encode(r.withoutWait()); // news came in before this report went out: do not wait
+                waits = false;
+                waitMs = 0;
+            }
+            if (wakeable) woken = false;
+            HttpRequest req = HttpRequest.newBuilder(URI.create(server + path))
+                    .timeout(settings.requestTimeout().plusMillis(waitMs))
+                    .header("Authorization", "Bearer " + token)
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(json))
+                    .build();
+            f = http.sendAsync(req, HttpResponse.BodyHandlers.ofString());
+            if (wakeable) {
+                inFlight = f;
+                inFlightWaits = waits;
+            }
+        }
+        try {
+            return f.get();
+        } catch (CancellationException e) {
+            throw new LinkException(LinkException.Kind.WOKEN, "woken");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) throw io;
+            throw new IOException(e.getCause());
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new LinkException(LinkException.Kind.UNREACHABLE, "interrupted");
+        } finally {
+            if (wakeable) {
+                synchronized (this) {
+                    if (inFlight == f) inFlight = null;
+                }
+            }
+        }
+    }
+
+    private static byte[] encode(Object body) throws LinkException {
+        try {
+            return AgentJson.MAPPER.writeValueAsBytes(body);
+        } catch (JsonProcessingException e) {
+            throw new LinkException(LinkException.Kind.REJECTED, "cannot encode the request: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    private static <T> T parse(HttpResponse<String> r, Class<T> type) throws LinkException {
+        try {
+            return AgentJson.MAPPER.readValue(r.body(), type);
+        } catch (JsonProcessingException e) {
+            throw new LinkException(LinkException.Kind.UNREACHABLE, "the server's answer is not a " + type.getSimpleName() + ": "
+                    + e.getOriginalMessage(), e);
+        }
+    }
+
+    /** Status and the server's message (its error bodies are {@code {status, error, field, rule, message}}). */
+    private static String describe(HttpResponse<String> r) {
+        String msg = r.body();
+        try {
+            JsonNode j = AgentJson.MAPPER.readTree(r.body());
+            if (j != null && j.hasNonNull("message")) msg = j.get("message").asText();
+        } catch (JsonProcessingException e) {
+            // not JSON: show it as it is
+        }
+        if (msg != null && msg.length() > 300) msg = msg.substring(0, 300) + "...";
+        return "HTTP " + r.statusCode() + (msg == null || msg.isBlank() ? "" : ": " + msg);
+    }
+
+    private static long retryAfterMs(HttpResponse<String> r) {
+        try {
+            return r.headers().firstValue("Retry-After").map(v -> Long.parseLong(v.trim()) * 1000).orElse(0L);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    private static void pause(long ms) throws LinkException {
+        try {
+            TimeUnit.MILLISECONDS.sleep(Math.min(ms, 5_000));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LinkException(LinkException.Kind.UNREACHABLE, "interrupted");
+        }
+    }
+}

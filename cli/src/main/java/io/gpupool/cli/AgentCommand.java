@@ -1,0 +1,94 @@
+package io.gpupool.cli;
+
+import io.gpupool.agent.AgentLauncher;
+import io.gpupool.agent.gpu.GpuBackendException;
+import io.gpupool.agent.gpu.GpuBackends;
+import io.gpupool.agent.node.NodeAgent;
+import io.gpupool.agent.run.RunnerConfig;
+import io.gpupool.model.SpecException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/** {@code gpupool agent}: the node agent of one GPU server. */
+@Command(name = "agent",
+        header = "Run the node agent of this GPU server: register it with a gpupool server and run the jobs placed here.",
+        description = "Discovers the GPUs (NVML, else nvidia-smi; or --fake-gpus), registers the node with a join token "
+                + "(an admin creates one: POST /api/v1/agent-tokens), then reports telemetry, job statuses and output and "
+                + "runs the jobs the server places here with CUDA_VISIBLE_DEVICES set to their GPUs. Jobs outlive the agent: "
+                + "an agent restarted on the same --work-dir takes them back. Stop it with Ctrl-C (jobs keep running).%n")
+public final class AgentCommand implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--server", required = true, paramLabel = "URL", description = "The gpupool server, e.g. http://gpupool:8080.")
+    String server;
+
+    @Option(names = "--token", paramLabel = "T", description = "A join token (role agent); default: $GPUPOOL_AGENT_TOKEN.")
+    String token;
+
+    @Option(names = "--node-name", paramLabel = "NAME", description = "The node's name in the pool (default: the host name).")
+    String nodeName;
+
+    @Option(names = "--work-dir", defaultValue = "gpupool-agent", paramLabel = "DIR",
+            description = "Job directories (logs, exit codes) and the agent's state (default: ./${DEFAULT-VALUE}).")
+    Path workDir;
+
+    @Option(names = "--backend", defaultValue = "auto", paramLabel = "NAME",
+            description = "GPU discovery: auto (NVML, then nvidia-smi), nvml, nvidia-smi, fake (default: ${DEFAULT-VALUE}).")
+    String backend;
+
+    @Option(names = "--fake-gpus", paramLabel = "SPEC", description = "Made-up GPUs, COUNTxMODEL[,...], e.g. 8xA100-80GB (demos, tests).")
+    String fakeGpus;
+
+    @Option(names = "--nvml-library", paramLabel = "PATH", description = "The NVML library (default: libnvidia-ml.so.1).")
+    String nvmlLibrary;
+
+    @Option(names = "--kill-grace", defaultValue = "10", paramLabel = "SEC", description = "SIGTERM to SIGKILL when a job is stopped (default: ${DEFAULT-VALUE}).")
+    double killGraceSec;
+
+    @Option(names = "--memory-policy", defaultValue = "kill", paramLabel = "POLICY",
+            description = "A job holding more GPU memory than granted: warn or kill (default: ${DEFAULT-VALUE}).")
+    String memoryPolicy;
+
+    @Option(names = "--no-fence", description = "Keep jobs running however long the server is out of reach (default: stop them before the server declares the node lost).")
+    boolean noFence;
+
+    @Override
+    public Integer call() throws Exception {
+        String t = token != null ? token : System.getenv("GPUPOOL_AGENT_TOKEN");
+        if (t == null || t.isBlank()) throw new SpecException("--token", "token", "is required (or $GPUPOOL_AGENT_TOKEN): a join token from POST /api/v1/agent-tokens");
+        RunnerConfig.MemoryPolicy policy = switch (memoryPolicy.toLowerCase(java.util.Locale.ROOT)) {
+            case "warn" -> RunnerConfig.MemoryPolicy.WARN;
+            case "kill" -> RunnerConfig.MemoryPolicy.KILL;
+            default -> throw new SpecException("--memory-policy", "memory-policy", "must be warn or kill, got '" + memoryPolicy + "'");
+        };
+        if (!(killGraceSec >= 0 && killGraceSec <= 3600)) throw new SpecException("--kill-grace", "kill-grace", "must be in 0..3600 seconds");
+        AgentLauncher.Options o = new AgentLauncher.Options(server, t, nodeName, workDir,
+                new GpuBackends.Options(backend, nvmlLibrary, null, fakeGpus, null), Duration.ofSeconds(5),
+                Duration.ofMillis(Math.round(killGraceSec * 1000)), policy, !noFence, GpupoolCommand.version());
+        PrintWriter out = spec.commandLine().getOut();
+        NodeAgent agent;
+        try {
+            agent = AgentLauncher.start(o);
+        } catch (GpuBackendException e) {
+            throw new SpecException("--backend " + backend, "backend", e.getMessage());
+        }
+        out.printf("gpupool agent: node %s, %d GPU(s) (%s), work directory %s, server %s%n", o.nodeName(), agent.inventory().gpus().size(),
+                agent.inventory().backend(), workDir.toAbsolutePath(), server);
+        out.flush();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            agent.close(); // jobs keep running: the next agent on this work directory takes them back
+            stopped.countDown();
+        }, "gpupool-agent-shutdown"));
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,23 @@
+package io.gpupool.server;
+
+import io.gpupool.agent.AgentLauncher;
+import io.gpupool.agent.node.NodeAgent;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * Test fixture: runs a node agent with fake GPUs as its own process, so a test can kill it with SIGKILL.
+ * Arguments: SERVER_URL JOIN_TOKEN NODE_NAME WORK_DIR FAKE_GPUS KILL_GRACE_MS.
+ */
+public final class AgentProcessMain {
+    private AgentProcessMain() {}
+
+    public static void main(String[] args) throws Exception {
+        NodeAgent agent = AgentLauncher.start(AgentLauncher.Options.fake(args[0], args[1], args[2], Path.of(args[3]), args[4])
+                .withKillGrace(Duration.ofMillis(Long.parseLong(args[5]))));
+        System.out.println("agent " + args[2] + " started with " + agent.inventory().gpus().size() + " GPUs");
+        System.out.flush();
+        Thread.currentThread().join();
+    }
+}

@@ -1,0 +1,186 @@
+package io.gpupool.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.agent.link.LogChunk;
+import io.gpupool.agent.link.LogOffset;
+import io.gpupool.agent.link.ReportResponse;
+import io.gpupool.agent.run.JobPhase;
+import io.gpupool.agent.run.LogStream;
+import io.gpupool.server.core.AgentSettings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+import static io.gpupool.server.TestServer.ADMIN;
+import static io.gpupool.server.TestServer.eventually;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The server side of the agent protocol, message by message (an agent's exact words through its real HTTP
+ * link): output by offset, the long poll, status seqs across a fresh agent work directory, a node lost and
+ * back, late and stale reports. Short timeouts (reports every 100 ms, a node lost after 1.5 s) keep it fast.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AgentProtocolTest {
+    @TempDir static Path dir;
+    TestServer s;
+    String join;
+    String team;
+
+    @BeforeAll
+    void start() {
+        s = TestServer.start(TestServer.options(dir).withCluster(null).withAgents(new AgentSettings(300, 1_500)));
+        join = s.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
+        team = s.tenantWithToken("proto", 1);
+    }
+
+    @AfterAll
+    void stop() {
+        s.close();
+    }
+
+    private String submit(String model, Object... more) {
+        Map<String, Object> m = new java.util.LinkedHashMap<>(Map.of("numGpus", 1, "gpuTypes", List.of(model), "command", List.of("true")));
+        for (int i = 0; i < more.length; i += 2) m.put((String) more[i], more[i + 1]);
+        TestServer.Reply r = s.post("/api/v1/jobs", team, m);
+        assertThat(r.status()).as(r.body().toString()).isEqualTo(201);
+        return r.text("id");
+    }
+
+    private JsonNode job(String id) {
+        return s.get("/api/v1/jobs/" + id, team).body();
+    }
+
+    private static LogChunk chunk(String id, long offset, String text, boolean complete) {
+        return new LogChunk(id, 1, LogStream.STDOUT, offset, text.getBytes(StandardCharsets.UTF_8), complete);
+    }
+
+    @Test
+    void output_is_appended_by_offset_once_with_gaps_refused_and_the_end_marked() throws Exception {
+        TestNode n = new TestNode(s.base, join, "proto-out", "1xA10");
+        n.register();
+        String id = submit("A10");
+        n.launch(id);
+        ReportResponse r = n.report(List.of(), List.of(chunk(id, 0, "hello ", false)), List.of(), 0);
+        assertThat(r.logAcks()).containsExactly(new LogOffset(id, 1, LogStream.STDOUT, 6));
+        r = n.report(List.of(), List.of(chunk(id, 3, "lo world\n", false)), List.of(), 0); // resent with more: only the new bytes
+        assertThat(r.logAcks()).containsExactly(new LogOffset(id, 1, LogStream.STDOUT, 12));
+        r = n.report(List.of(), List.of(chunk(id, 20, "beyond a gap", false)), List.of(), 0);
+        assertThat(r.logAcks()).as("a chunk after a gap: the agent resends from what is held").containsExactly(new LogOffset(id, 1, LogStream.STDOUT, 12));
+        n.report(List.of(), List.of(chunk(id, 12, "", true)), List.of(), 0);
+        JsonNode out = s.get("/api/v1/jobs/" + id + "/logs", team).body();
+        assertThat(out.path("text").asText()).isEqualTo("hello world\n");
+        assertThat(out.path("complete").asBoolean()).isTrue();
+        // output of an attempt the server never placed on this node is acknowledged and dropped
+        LogChunk stray = new LogChunk(id, 7, LogStream.STDERR, 0, "x".getBytes(StandardCharsets.UTF_8), true);
+        assertThat(n.report(List.of(), List.of(stray), List.of(), 0).logAcks()).containsExactly(new LogOffset(id, 7, LogStream.STDERR, 1));
+        assertThat(s.get("/api/v1/jobs/" + id + "/logs?attempt=7&node=proto-out&stream=stderr", team).body().path("length").asLong()).isZero();
+        n.report(n.status(id, 1, JobPhase.SUCCEEDED, 0));
+        assertThat(job(id).path("state").asText()).isEqualTo("SUCCEEDED");
+    }
+
+    @Test
+    void a_waiting_report_returns_as_soon_as_the_node_gets_work(@TempDir Path other) throws Exception {
+        // a server that holds a report with nothing to say for up to 10 s
+        try (TestServer slow = TestServer.start(TestServer.options(other).withCluster(null).withAgents(new AgentSettings(10_000, 60_000)))) {
+            String j = slow.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
+            String t = slow.tenantWithToken("poll", 1);
+            TestNode n = new TestNode(slow.base, j, "proto-poll", "1xT4");
+            n.register();
+            n.report(List.of(), List.of(), List.of(), 0); // takes the desired state after the registration
+            CompletableFuture<ReportResponse> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return n.report(List.of(), List.of(), List.of(), 10_000);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(300);
+            assertThat(waiting).isNotDone();
+            long t0 = System.nanoTime();
+            String id = slow.post("/api/v1/jobs", t, Map.of("numGpus", 1, "command", List.of("true"))).text("id");
+            ReportResponse r = waiting.get();
+            assertThat((System.nanoTime() - t0) / 1_000_000).as("answered at the change, not after 10 s").isLessThan(5_000);
+            assertThat(r.desired().jobs()).extracting(x -> x.jobId()).containsExactly(id);
+        }
+    }
+
+    @Test
+    void an_agent_with_a_fresh_work_directory_has_its_reports_taken_from_its_first_seq() throws Exception {
+        TestNode n = new TestNode(s.base, join, "proto-seq", "1xL4");
+        n.register();
+        String first = submit("L4");
+        n.launch(first);
+        n.nextSeq = 40;
+        n.report(n.status(first, 1, JobPhase.RUNNING, null), n.status(first, 1, JobPhase.SUCCEEDED, 0));
+        assertThat(job(first).path("state").asText()).isEqualTo("SUCCEEDED");
+        // the machine's agent starts over on an empty work directory: seqs from 0 again
+        TestNode fresh = new TestNode(s.base, join, "proto-seq", "1xL4");
+        fresh.register();
+        String second = submit("L4");
+        fresh.launch(second);
+        ReportResponse r = fresh.report(fresh.status(second, 1, JobPhase.SUCCEEDED, 0));
+        assertThat(r.ackedStatusSeq()).isZero();
+        assertThat(job(second).path("state").asText()).isEqualTo("SUCCEEDED");
+    }
+
+    @Test
+    void a_lost_node_gets_its_jobs_requeued_or_failed_and_its_late_reports_are_judged_by_attempt() throws Exception {
+        TestNode n = new TestNode(s.base, join, "proto-lost", "2xH100-80GB");
+        n.register();
+        String again = submit("H100-80GB");
+        String fail = submit("H100-80GB", "restartPolicy", "fail");
+        n.launch(again);
+        n.launch(fail);
+        n.report(n.status(again, 1, JobPhase.RUNNING, null), n.status(fail, 1, JobPhase.RUNNING, null));
+        // silence for longer than the node-lost timeout
+        eventually("the node is lost", () -> nodeState("proto-lost").equals("lost"));
+        eventually("its jobs are ended", () -> job(fail).path("state").asText().equals("FAILED"));
+        assertThat(job(fail).path("message").asText()).contains("proto-lost lost", "restart policy fail");
+        assertThat(job(again).path("state").asText()).isEqualTo("PENDING"); // requeued; no other node has H100s
+        assertThat(job(again).path("attempts").get(0).path("state").asText()).isEqualTo("LOST");
+        assertThat(s.get("/api/v1/jobs/" + again + "/events", team).body().path("events").findValuesAsText("type")).contains("REQUEUED");
+
+        // the node is back; the job is placed there again as attempt 2; a late failure of attempt 1 changes nothing
+        ReportResponse back = n.report(n.status(again, 1, JobPhase.FAILED, 137));
+        assertThat(back.ackedStatusSeq()).isEqualTo(n.nextSeq - 1);
+        assertThat(n.launch(again).attempt()).isEqualTo(2);
+        eventually("the node shows ready", () -> nodeState("proto-lost").equals("ready"));
+        assertThat(job(again).path("state").asText()).isEqualTo("RUNNING");
+        assertThat(job(again).path("attempts").get(0).path("state").asText()).isEqualTo("FAILED"); // the agent's own account
+        n.report(n.status(again, 2, JobPhase.SUCCEEDED, 0));
+        assertThat(job(again).path("state").asText()).isEqualTo("SUCCEEDED");
+        assertThat(job(again).path("attempt").asInt()).isEqualTo(2);
+    }
+
+    @Test
+    void an_attempt_that_finished_while_its_node_was_out_of_reach_completes_its_requeued_job() throws Exception {
+        TestNode n = new TestNode(s.base, join, "proto-late", "1xV100-32GB");
+        n.register();
+        String id = submit("V100-32GB");
+        n.launch(id);
+        n.report(n.status(id, 1, JobPhase.RUNNING, null));
+        eventually("the node is lost", () -> nodeState("proto-late").equals("lost"));
+        eventually("its job is requeued", () -> job(id).path("state").asText().equals("PENDING"));
+        n.report(n.status(id, 1, JobPhase.SUCCEEDED, 0)); // back, with the news that attempt 1 ended well
+        JsonNode j = job(id);
+        assertThat(j.path("state").asText()).isEqualTo("SUCCEEDED");
+        assertThat(j.path("attempt").asInt()).as("not run again").isEqualTo(1);
+        assertThat(j.path("message").asText()).contains("while the node was out of reach");
+    }
+
+    private String nodeState(String node) {
+        for (JsonNode x : s.get("/api/v1/nodes", ADMIN).body().path("nodes")) {
+            if (x.path("name").asText().equals(node)) return x.path("state").asText();
+        }
+        return "";
+    }
+}

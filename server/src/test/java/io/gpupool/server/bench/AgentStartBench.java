@@ -1,0 +1,174 @@
+package io.gpupool.server.bench;
+
+import io.gpupool.server.AgentProcessMain;
+import io.gpupool.server.ServerOptions;
+import io.gpupool.server.TestServer;
+import io.gpupool.server.core.AgentSettings;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static io.gpupool.server.TestServer.ADMIN;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Jobs started per second end to end (docs/benchmarks.md, "Node agent"): a server and three agent
+ * processes with fake GPUs (8 each, 240 slots of a tenth of a GPU) on loopback. Each job is a real process.
+ * "Started" is the agent's record of the moment it spawned the process; the clock runs from the first
+ * submission. Skipped unless {@code -Dgpupool.agent.bench=true}.
+ * <ul>
+ *   <li>burst: as many jobs as there are slots, submitted at once (16 clients), each {@code sleep 600} (a
+ *       job's command is run directly, as {@code python train.py} would be): the
+ *       whole pipeline (submit, commit, schedule, long poll, spawn, report) with no job ending meanwhile;
+ *       then cancelled, and again ({@code gpupool.agent.bench.rounds});</li>
+ *   <li>sustained: {@code gpupool.agent.bench.jobs} jobs of {@code sleep 0.5} through the same slots, so
+ *       ends and starts interleave.</li>
+ * </ul>
+ */
+class AgentStartBench {
+    private static final int AGENTS = 3;
+    private static final int GPUS = 8;
+    private static final int SLOTS = AGENTS * GPUS * 10;
+
+    @TempDir Path dir;
+
+    @Test
+    void jobsStartedPerSecond() throws Exception {
+        assumeTrue(Boolean.getBoolean("gpupool.agent.bench"), "set -Dgpupool.agent.bench=true to run the bench");
+        int rounds = Integer.getInteger("gpupool.agent.bench.rounds", 3);
+        int sustained = Integer.getInteger("gpupool.agent.bench.jobs", 1200);
+        ServerOptions o = TestServer.options(dir.resolve("server")).withCluster(null).withPolicy("fcfs")
+                .withAgents(new AgentSettings(1000, 30_000));
+        List<Process> agents = new ArrayList<>();
+        // -Dgpupool.agent.bench.jfr=DIR: a profile of the server (and the bench's clients) in DIR/server.jfr
+        String jfr = System.getProperty("gpupool.agent.bench.jfr");
+        jdk.jfr.Recording recording = jfr == null ? null : new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+        if (recording != null) recording.start();
+        try (TestServer s = TestServer.start(o)) {
+            String join = s.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
+            for (int i = 0; i < AGENTS; i++) {
+                String node = "bench-" + i;
+                agents.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "--enable-native-access=ALL-UNNAMED", "-Xmx512m", System.getProperty("gpupool.agent.bench.jvmArg", "-Dx=y").replace("NODE", node),
+                        "-cp", System.getProperty("java.class.path"),
+                        AgentProcessMain.class.getName(), s.base, join, node, dir.resolve(node).toString(), GPUS + "xA100-80GB", "1000")
+                        .redirectErrorStream(true).redirectOutput(Path.of(System.getProperty("gpupool.agent.bench.logs", dir.toString())).resolve(node + ".log").toFile()).start());
+            }
+            TestServer.eventually(java.time.Duration.ofSeconds(120), "agents ready", () -> s.get("/api/v1/nodes", ADMIN).body().path("nodes").findValuesAsText("state")
+                    .stream().filter("ready"::equals).count() == AGENTS);
+            String token = s.tenantWithToken("bench", 1);
+            System.out.printf(Locale.ROOT, "agent start bench: %d agents x %d fake A100, %d slots of 100 milli; %d cores; load average %s%n",
+                    AGENTS, GPUS, SLOTS, Runtime.getRuntime().availableProcessors(), loadAverage());
+            for (int r = 0; r < rounds; r++) {
+                long[] cpu0 = cpu(agents);
+                Result b = run(s, token, SLOTS, List.of("sleep", "600"), "burst-" + r);
+                long[] cpu1 = cpu(agents);
+                System.out.printf(Locale.ROOT, "burst %d: %d jobs started in %.2f s = %.0f jobs/s (submissions took %.2f s, the server placed the last "
+                                + "at %.2f s); CPU per job: agents %.2f ms, server+client %.2f ms; load average %s%n",
+                        r + 1, SLOTS, b.seconds(), SLOTS / b.seconds(), b.submitSeconds(), b.placedSeconds(),
+                        perJob(cpu1[0] - cpu0[0], SLOTS), perJob(cpu1[1] - cpu0[1], SLOTS), loadAverage());
+                cancelAll(s, token, b.ids());
+            }
+            long[] cpu0 = cpu(agents);
+            Result sus = run(s, token, sustained, List.of("sleep", "0.5"), "sustained");
+            long[] cpu1 = cpu(agents);
+            System.out.printf(Locale.ROOT, "sustained: %d jobs of 0.5 s through %d slots started in %.2f s = %.0f jobs/s; CPU per job: agents "
+                            + "%.2f ms (with the jobs' own processes), server+client %.2f ms; load average %s%n",
+                    sustained, SLOTS, sus.seconds(), sustained / sus.seconds(), perJob(cpu1[0] - cpu0[0], sustained),
+                    perJob(cpu1[1] - cpu0[1], sustained), loadAverage());
+        } finally {
+            if (recording != null) {
+                recording.dump(Path.of(jfr, "server.jfr"));
+                recording.close();
+            }
+            for (Process p : agents) p.destroy(); // SIGTERM: a profiling recording (-Dgpupool.agent.bench.jvmArg) is written at exit
+            for (Process p : agents) if (!p.waitFor(20, TimeUnit.SECONDS)) p.destroyForcibly();
+        }
+    }
+
+    private record Result(List<String> ids, double seconds, double submitSeconds, double placedSeconds) {}
+
+    /** Submits {@code n} jobs from 16 clients, waits until every one has been started by its agent. */
+    private Result run(TestServer s, String token, int n, List<String> command, String name) throws Exception {
+        List<String> ids = new ArrayList<>();
+        long t0 = System.currentTimeMillis();
+        try (ExecutorService clients = Executors.newFixedThreadPool(16)) {
+            List<Future<String>> f = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                int k = i;
+                f.add(clients.submit(() -> s.post("/api/v1/jobs", token, Map.of("name", name + "-" + k, "numGpus", 1, "gpuMilli", 100,
+                        "gpuMemMib", 1024, "command", command)).text("id")));
+            }
+            for (Future<String> x : f) ids.add(x.get());
+        }
+        double submitted = (System.currentTimeMillis() - t0) / 1000.0;
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+        while (true) {
+            long[] st = started(s, name);
+            if (st[0] >= n) return new Result(ids, (st[1] - t0) / 1000.0, submitted, (st[2] - t0) / 1000.0);
+            if (System.nanoTime() > deadline) throw new AssertionError("only " + st[0] + " of " + n + " started");
+            Thread.sleep(50);
+        }
+    }
+
+    /** How many attempts of the named jobs their agents started, and the latest start (agent clock, epoch ms). */
+    private static long[] started(TestServer s, String name) throws Exception {
+        try (Connection c = s.server.store().database().connection(); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT COUNT(*), COALESCE(MAX(a.started_ms), 0), COALESCE(MAX(a.assigned_ms), 0) FROM job_attempts a JOIN jobs j ON j.id = a.job_id "
+                     + "WHERE a.started_ms IS NOT NULL AND j.spec LIKE '%\"name\":\"" + name + "-%'")) {
+            rs.next();
+            return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
+        }
+    }
+
+    private static void cancelAll(TestServer s, String token, List<String> ids) throws Exception {
+        try (ExecutorService clients = Executors.newFixedThreadPool(16)) {
+            for (String id : ids) clients.submit(() -> s.delete("/api/v1/jobs/" + id, token));
+        }
+        TestServer.eventually("the pool is empty", () -> s.get("/api/v1/pool", ADMIN).body().path("runningCount").asInt() == 0);
+        Thread.sleep(3000); // the agents stop the processes (SIGTERM) and report
+    }
+
+    /**
+     * CPU clock ticks used so far by the agent processes (with their reaped children: the jobs' own processes)
+     * and by this JVM (the server and the bench's clients).
+     */
+    private static long[] cpu(List<Process> agents) throws Exception {
+        long a = 0;
+        for (Process p : agents) a += ticks(Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat")), true);
+        return new long[] {a, ticks(Files.readString(Path.of("/proc/self/stat")), false)};
+    }
+
+    private static long ticks(String stat, boolean children) {
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        // fields 14-17 of /proc/PID/stat: utime stime cutime cstime (f[0] is field 3)
+        long t = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        return children ? t + Long.parseLong(f[13]) + Long.parseLong(f[14]) : t;
+    }
+
+    private static double perJob(long ticks, int jobs) {
+        return ticks * 1000.0 / 100 / jobs; // USER_HZ is 100 on Linux
+    }
+
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).substring(0, 14).trim();
+        } catch (Exception e) {
+            return String.format(Locale.ROOT, "%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        }
+    }
+}
