@@ -43,6 +43,10 @@ public final class ServerCommand implements Callable<Integer> {
     @Option(names = "--rate-limit", defaultValue = "50", paramLabel = "PER_SEC", description = "Requests per second per token; 0 = unlimited (default: ${DEFAULT-VALUE}).")
     double rateLimit;
 
+    @Option(names = "--predictor", defaultValue = "history", paramLabel = "NAME",
+            description = "Run-time predictor for jobs without an estimate (qssf, backfill): history, gbt, global-median or none; learns as jobs finish and is kept in the store (default: ${DEFAULT-VALUE}).")
+    String predictor;
+
     @Option(names = "--demo", description = "Demo mode: node agents with fake GPUs in this process (" + ServerOptions.DEMO_CLUSTER
             + " unless --cluster) running a synthetic workload from several tenants as real processes.")
     boolean demo;
@@ -61,7 +65,7 @@ public final class ServerCommand implements Callable<Integer> {
         if (token != null && token.isBlank()) token = null;
         ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, policy, rateLimit, demo, 1,
                 new AgentSettings(Math.round(reportIntervalSec * 1000), Math.round(nodeLostTimeoutSec * 1000)));
-        GpupoolServer server = GpupoolServer.start(o, System.out);
+        GpupoolServer server = GpupoolServer.start(o, predictor, System.out);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();

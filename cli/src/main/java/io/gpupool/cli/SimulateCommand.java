@@ -9,6 +9,8 @@ import io.gpupool.model.ClusterSpecs;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.JobSpec;
 import io.gpupool.model.SpecException;
+import io.gpupool.predict.runtime.Predictors;
+import io.gpupool.predict.sizing.AdvisorMemorySizer;
 import io.gpupool.sim.Simulator;
 import io.gpupool.sim.inflation.InflationStudy;
 import io.gpupool.sim.metrics.ResultFormat;
@@ -85,6 +87,11 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Batch mode: each round, place the head of the queue together with this solver (greedy, ga, aco, pso, cpsat; options window=N,seconds=S,seed=N), then one by one as usual.")
     String batch;
 
+    @Option(names = "--predictor", paramLabel = "NAME",
+            description = {"Run-time predictor of qssf and EASY backfill for jobs without an estimate, learning online as jobs finish in the replay:",
+                    "history, gbt (gradient-boosted trees), global-median, or none (the default run time). Default: the engine's built-in history median."})
+    String predictor;
+
     @Option(names = "--output", defaultValue = "table", paramLabel = "FORMAT", description = "table, json or csv (default: ${DEFAULT-VALUE}).")
     String output;
 
@@ -127,6 +134,7 @@ public final class SimulateCommand implements Callable<Integer> {
 
     private int replay() {
         for (String p : policies) PolicyRegistry.requireKnown(p);
+        if (predictor != null) Predictors.forScheduling(predictor, 1);   // an unknown name fails before any work
         PlacementConfig pc = PlacementConfig.parse(placement == null ? "binpack,topology" : placement);
         long windowMs = durationMs(fairnessWindow);
         ClusterSpec cs = clusterSpec();
@@ -138,8 +146,10 @@ public final class SimulateCommand implements Callable<Integer> {
                 String p = policies.get(i);
                 int index = i;
                 String label = p + (policies.size() > 1 ? " (" + (i + 1) + "/" + policies.size() + ")" : "");
-                results.add(new Simulator(cs, SchedulerConfig.defaults(p).withPlacement(pc))
+                SchedulerConfig config = SchedulerConfig.defaults(p).withPlacement(pc);
+                results.add(new Simulator(cs, config)
                         .fairnessWindowMs(windowMs)
+                        .predictor(predictor == null ? null : () -> Predictors.forScheduling(predictor, config.defaultRuntimeMs()))
                         .batchPlacer(batch == null ? null : BatchPlacers.create(batch))
                         .progress((done, total) -> bar.update(label, (index + (total == 0 ? 1 : (double) done / total)) / policies.size()))
                         .run(jobs));
@@ -164,7 +174,7 @@ public final class SimulateCommand implements Callable<Integer> {
     /** Jobs ask for host CPU and memory where the trace has them and every node declares host capacity, unless --ignore-host. */
     private TraceContext traceContext(ClusterSpec cs) {
         TraceContext pool = TraceContext.forPool(GpuCatalog.standard(), cs);
-        return ignoreHost ? new TraceContext(pool.catalog(), pool.maxGpusPerReplica()) : pool;
+        return ignoreHost ? pool.withoutHost() : pool;
     }
 
     private Trace trace(ClusterSpec cs) {
@@ -172,7 +182,8 @@ public final class SimulateCommand implements Callable<Integer> {
             throw new SpecException("--trace", "trace", "give either --trace FILE or --synthetic JOBS");
         }
         if (synthetic != null) return synthetic(synthetic, cs.totalGpus(), seed);
-        return TraceFile.open(trace, TraceFormats.get(traceFormat), traceContext(cs), skipBadRows);
+        TraceContext context = traceContext(cs).withSizer(new AdvisorMemorySizer(GpuCatalog.standard()));
+        return TraceFile.open(trace, TraceFormats.get(traceFormat), context, skipBadRows);
     }
 
     /** {@code JOBS[,load=L][,tenants=T][,fractional=F]}. */
@@ -211,6 +222,7 @@ public final class SimulateCommand implements Callable<Integer> {
         m.put("jobs in trace", String.format("%,d", jobs.stats().jobs()));
         m.put("cluster", (cluster != null ? cluster : String.valueOf(nodes)) + " (" + cs.nodes().size() + " nodes, " + cs.totalGpus() + " GPUs)");
         m.put("placement", placement == null ? "binpack,topology" : placement);
+        if (predictor != null) m.put("run-time predictor", predictor);
         m.put("fairness window", fairnessWindow);
         if (jobs.stats().skippedRows() > 0) m.put("skipped bad rows", String.valueOf(jobs.stats().skippedRows()));
         return m;

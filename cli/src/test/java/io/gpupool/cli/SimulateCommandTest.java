@@ -56,6 +56,55 @@ class SimulateCommandTest {
     }
 
     @Test
+    void qssfWithTheHistoryPredictorLearnsDuringTheReplay() throws IOException {
+        // one GPU; a and b run once (0-1000, 1000-1010) and teach the predictor; x holds the GPU 1500-1600 while
+        // a2 (like a) and b2 (like b) arrive. history: b2 1600-1610, a2 1610-2610; none: a2 first, b2 2600-2610.
+        Path t = file("learn.csv", "job_id,submit_time,duration,num_gpus,user,name",
+                "a,0,1000,1,alice,train-long", "b,0,10,1,alice,train-short", "x,1500,100,1,carol,blocker",
+                "a2,1550,1000,1,alice,train-long", "b2,1550,10,1,alice,train-short");
+        double history = avgJct(Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x1:A100-80GB", "--policy", "qssf",
+                "--predictor", "history", "--output", "json"));
+        double none = avgJct(Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x1:A100-80GB", "--policy", "qssf",
+                "--predictor", "none", "--output", "json"));
+        assertThat(history).isEqualTo((1000 + 1010 + 100 + 60 + 1060) / 5.0);
+        assertThat(none).isEqualTo((1000 + 1010 + 100 + 1050 + 1060) / 5.0);
+    }
+
+    @Test
+    void anUnknownPredictorIsRefusedBeforeAnyWork() throws IOException {
+        Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "qssf", "--predictor", "psychic");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("unknown predictor 'psychic'", "history", "gbt", "none");
+    }
+
+    @Test
+    void aJobThatNamesItsModelGetsItsGpuMemoryFromTheAdvisor() throws IOException {
+        // on 16 GB T4s: 7B int4 inference on half a GPU needs 5422 MiB and runs; 7B bf16 training over 8 whole GPUs needs
+        // 16379 MiB per GPU, which no T4 has, so the engine refuses it
+        Path t = file("models.csv", "job_id,submit_time,duration,num_gpus,gpu_milli,gpu_mem_mib,model_params,model_mode,model_precision",
+                "serve,0,60,1,500,,7B,infer,int4", "train,0,60,8,,,7B,train,bf16");
+        Cli.Result r = Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x8:T4", "--policy", "fcfs", "--output", "json");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        JsonNode result = JSON.readTree(r.out()).get(0);
+        assertThat(result.get("jobs").asInt()).isEqualTo(1);
+        assertThat(result.get("rejected").asInt()).isEqualTo(1);
+        assertThat(result.get("utilization").asDouble()).as("half of one of 8 GPUs for the whole run").isEqualTo(0.0625);
+    }
+
+    @Test
+    void aBadModelCellNamesLineAndColumn() throws IOException {
+        Path t = file("bad-model.csv", "job_id,submit_time,duration,num_gpus,model_params", "a,0,60,1,7B", "b,0,60,1,lots");
+        Cli.Result r = Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x8:T4");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("bad-model.csv:3", "model_params", "expected a count like 7B");
+    }
+
+    private static double avgJct(Cli.Result r) throws IOException {
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        return JSON.readTree(r.out()).get(0).get("avg_jct_s").asDouble();
+    }
+
+    @Test
     void csvIsOneRowPerPolicy() throws IOException {
         Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "fcfs,priority", "--output", "csv");
         assertThat(r.out().lines().toList()).hasSize(3);

@@ -7,11 +7,13 @@ package io.gpupool.model;
 public class SpecException extends IllegalArgumentException {
     private final String where;
     private final String field;
+    private final String rule;
 
     public SpecException(String where, String field, String rule) {
         super(format(where, field, rule));
         this.where = where;
         this.field = field;
+        this.rule = rule;
     }
 
     private static String format(String where, String field, String rule) {
@@ -24,4 +26,7 @@ public class SpecException extends IllegalArgumentException {
     public String where() { return where; }
 
     public String field() { return field; }
+
+    /** The rule broken, without place and field (to restate it at another place). */
+    public String rule() { return rule; }
 }

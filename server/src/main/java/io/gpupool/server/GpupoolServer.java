@@ -11,6 +11,7 @@ import io.gpupool.server.auth.Role;
 import io.gpupool.server.auth.Tokens;
 import io.gpupool.server.core.GpuTelemetry;
 import io.gpupool.server.core.PoolService;
+import io.gpupool.server.core.RuntimeLearning;
 import io.gpupool.server.core.SchedulerSettings;
 import io.gpupool.server.core.ServiceClock;
 import io.gpupool.server.demo.DemoDriver;
@@ -38,6 +39,7 @@ public final class GpupoolServer implements AutoCloseable {
     private final ApiServer api;
     private final DemoDriver demo;
     private final String dashboardToken;
+    private RuntimeLearning predictor;
 
     private GpupoolServer(Store store, PoolService pool, EventHub hub, ApiServer api, DemoDriver demo, String dashboardToken) {
         this.store = store;
@@ -50,6 +52,11 @@ public final class GpupoolServer implements AutoCloseable {
 
     /** Opens the store, recovers, starts serving; prints where to go (and a new admin token once) to {@code out}. */
     public static GpupoolServer start(ServerOptions o, PrintStream out) {
+        return start(o, RuntimeLearning.DEFAULT_KIND, out);
+    }
+
+    /** As {@link #start(ServerOptions, PrintStream)}, with the run-time predictor {@code predictor} (history, gbt, global-median, none). */
+    public static GpupoolServer start(ServerOptions o, String predictor, PrintStream out) {
         GpuCatalog catalog = GpuCatalog.standard();
         SchedulerSettings defaults;
         try {
@@ -80,6 +87,13 @@ public final class GpupoolServer implements AutoCloseable {
             EventHub hub = new EventHub();
             PoolService pool = new PoolService(recovered, staticNodes, defaults, o.agents(), store.writer(), catalog, telemetry, clock, metrics, hub::publish);
             hub.attach(pool);
+            RuntimeLearning learning;
+            try {
+                learning = RuntimeLearning.start(predictor, pool.settings().join().toConfig(Map.of()).defaultRuntimeMs(), store, pool);
+            } catch (RuntimeException e) {
+                pool.close();
+                throw e;
+            }
             metrics.attach(pool::snapshot, store.writer());
             ApiServer api = new ApiServer(o.host(), o.port(), pool, store, tokens, new RateLimiter(o.rateLimit()), metrics, hub, catalog,
                     clock, o.agents()).start();
@@ -91,12 +105,14 @@ public final class GpupoolServer implements AutoCloseable {
                     demo = DemoDriver.start(pool, store.writer(), tokens, clock, self, demoNodes, o.dataDir().resolve("demo-agents"), o.demoSeed());
                 } catch (RuntimeException e) {
                     api.close();
+                    learning.close();
                     hub.close();
                     pool.close();
                     throw e;
                 }
             }
             GpupoolServer s = new GpupoolServer(store, pool, hub, api, demo, shown);
+            s.predictor = learning;
             out.println("gpupool server listening on http://" + host + ":" + api.port() + " (store: " + db.describe() + ", "
                     + recovered.activeJobs().size() + " active jobs restored)");
             if (demo != null) out.println("demo: " + demoNodes.size() + " node agents in this process (" + spec + ", fake GPUs) run synthetic jobs "
@@ -142,6 +158,8 @@ public final class GpupoolServer implements AutoCloseable {
     public int port() { return api.port(); }
     public PoolService pool() { return pool; }
     public Store store() { return store; }
+    /** The learned run-time predictor of qssf and backfill. */
+    public RuntimeLearning predictor() { return predictor; }
     public ApiServer api() { return api; }
     /** The admin token this start printed or was given, if any. */
     public String dashboardToken() { return dashboardToken; }
@@ -151,6 +169,7 @@ public final class GpupoolServer implements AutoCloseable {
         if (demo != null) demo.close();
         api.close();
         hub.close();
+        if (predictor != null) predictor.close();
         pool.close();
         store.close();
     }

@@ -1,6 +1,7 @@
 package io.gpupool.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.agent.run.JobPhase;
 import io.gpupool.server.TestServer.Reply;
 import org.junit.jupiter.api.Test;
 
@@ -67,5 +68,90 @@ abstract class RestartContractTest {
             assertThat(s.get("/api/v1/jobs/" + running, token).text("state")).isEqualTo("CANCELLED");
             s.server.pool().checkConsistency().join();
         }
+    }
+
+    // ---- the learned run-time predictor ---------------------------------------------------------
+
+    private static final io.gpupool.model.JobSpec LONG_RUN = io.gpupool.model.JobSpec.builder("probe").user("alice").name("train-long").build();
+
+    @Test
+    void a_restart_keeps_what_the_run_time_predictor_learned() {
+        long learnedMs = 7_200_000;   // two hours; a fresh predictor would answer the default, one hour
+        try (TestServer s = TestServer.start(options())) {
+            assertThat(s.server.predictor().kind()).isEqualTo("history");
+            s.server.pool().onLoop(() -> {
+                s.server.predictor().observe(LONG_RUN, learnedMs);
+                return null;
+            }).join();
+            assertThat(predictedMs(s)).isEqualTo(learnedMs);
+        }
+        try (TestServer s = TestServer.start(options())) {
+            assertThat(predictedMs(s)).isEqualTo(learnedMs);
+            // a job's own estimate still comes first
+            io.gpupool.model.JobSpec estimated = io.gpupool.model.JobSpec.builder("e").user("alice").name("train-long").estimateSec(60).build();
+            assertThat(s.server.pool().onLoop(() -> s.server.predictor().predictMs(estimated)).join()).isEqualTo(60_000L);
+        }
+    }
+
+    private static long predictedMs(TestServer s) {
+        return s.server.pool().onLoop(() -> s.server.predictor().predictMs(LONG_RUN)).join();
+    }
+
+    @Test
+    void after_a_restart_qssf_still_runs_the_job_it_learned_is_short_first() throws Exception {
+        // one GPU, on a node whose agent the test plays (TestNode), so the test says when each job ends
+        ServerOptions one = options().withCluster(null);
+        String token;
+        try (TestServer s = TestServer.start(one)) {
+            TestNode gpu = node(s);
+            token = s.tenantWithToken("team", 1);
+            s.call("PUT", "/api/v1/config", ADMIN, Map.of("policy", "qssf"), Map.of());
+            String longRun = submit(s, token, "train-long");
+            run(gpu, longRun);
+            Thread.sleep(1500);
+            finish(gpu, longRun);
+            String shortRun = submit(s, token, "train-short");
+            run(gpu, shortRun);
+            finish(gpu, shortRun);
+        }
+        try (TestServer s = TestServer.start(one)) {
+            TestNode gpu = node(s);
+            String blocker = submit(s, token, "blocker");
+            run(gpu, blocker);
+            String longRun = submit(s, token, "train-long");
+            String shortRun = submit(s, token, "train-short");
+            finish(gpu, blocker);
+            // a fresh predictor would know neither name and keep arrival order: train-long first
+            eventually("the job learned to be short runs", () -> state(s, token, shortRun).equals("RUNNING"));
+            assertThat(state(s, token, longRun)).isEqualTo("PENDING");
+        }
+    }
+
+    /** A node with one A100 that registers with a fresh join token (the same node name after a restart). */
+    private static TestNode node(TestServer s) throws Exception {
+        TestNode n = new TestNode(s.base, s.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token"), "restart-gpu", "1xA100-80GB");
+        n.register();
+        return n;
+    }
+
+    /** The node is handed the job and reports it started. */
+    private static void run(TestNode n, String id) throws Exception {
+        n.launch(id);
+        n.report(n.status(id, 1, JobPhase.RUNNING, null));
+    }
+
+    private static String submit(TestServer s, String token, String name) {
+        Reply r = s.post("/api/v1/jobs", token, Map.of("name", name, "user", "alice", "numGpus", 1, "command", List.of("run", name)));
+        assertThat(r.status()).as(r.body().toString()).isEqualTo(201);
+        return r.text("id");
+    }
+
+    private static String state(TestServer s, String token, String id) {
+        return s.get("/api/v1/jobs/" + id, token).text("state");
+    }
+
+    /** The job's node reports it ended successfully (the predictor learns its run time). */
+    private static void finish(TestNode n, String id) throws Exception {
+        n.report(n.status(id, 1, JobPhase.SUCCEEDED, 0));
     }
 }

@@ -252,6 +252,9 @@ final class BatchSql {
                     n.name(), n.spec(), n.source(), n.cordoned() ? 1 : 0, n.registeredMs());
             case Write.PutSetting(String name, String value) -> update(c, "INSERT INTO settings (name, value) VALUES (?,?) "
                     + "ON CONFLICT (name) DO UPDATE SET value = excluded.value", name, value);
+            case Write.PutPredictor(PredictorRow p) -> update(c, "INSERT INTO runtime_predictors (kind, state, jobs_learned, saved_ms) VALUES (?,?,?,?) "
+                    + "ON CONFLICT (kind) DO UPDATE SET state = excluded.state, jobs_learned = excluded.jobs_learned, saved_ms = excluded.saved_ms",
+                    p.kind(), p.state(), p.jobsLearned(), p.savedMs());
             default -> throw new IllegalArgumentException("not a single write: " + w);
         }
     }

@@ -176,6 +176,16 @@ public final class Store implements AutoCloseable {
         }
     }
 
+    /** The saved run-time predictor of this kind, if one was saved. */
+    public Optional<PredictorRow> predictor(String kind) {
+        try (Connection c = db.connection()) {
+            return query(c, "SELECT kind, state, jobs_learned, saved_ms FROM runtime_predictors WHERE kind = ?",
+                    rs -> new PredictorRow(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getLong(4)), kind).stream().findFirst();
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the saved run-time predictor " + kind, e);
+        }
+    }
+
     /** Jobs per state (for tests and the crash check). */
     public Map<String, Long> countByState() {
         try (Connection c = db.connection()) {

@@ -44,4 +44,7 @@ public sealed interface Write {
     record PutNode(NodeRow node) implements Write {}
 
     record PutSetting(String name, String value) implements Write {}
+
+    /** Replaces the saved run-time predictor of its kind. */
+    record PutPredictor(PredictorRow predictor) implements Write {}
 }

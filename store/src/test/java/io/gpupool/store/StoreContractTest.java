@@ -174,4 +174,17 @@ abstract class StoreContractTest {
         assertThat(r.progress().get("n1")).isEqualTo(new NodeProgress("n1", 4, 18));
         assertThat(r.tokens()).singleElement().extracting(TokenRow::id, TokenRow::node).containsExactly("nt1", "n1");
     }
+
+    @Test
+    void a_saved_run_time_predictor_is_replaced_per_kind_and_read_back_after_a_restart() {
+        assertThat(store.predictor("history")).isEmpty();
+        String big = "A".repeat(300_000);   // a predictor that learned a lot: far beyond a VARCHAR
+        commit(new Write.PutPredictor(new PredictorRow("history", "old", 3, 1000)),
+                new Write.PutPredictor(new PredictorRow("gbt", "trees", 5, 1500)));
+        commit(new Write.PutPredictor(new PredictorRow("history", big, 4, 2000)));
+        store.close();
+        store = new Store(Database.open(jdbcUrl()));
+        assertThat(store.predictor("history")).contains(new PredictorRow("history", big, 4, 2000));
+        assertThat(store.predictor("gbt")).contains(new PredictorRow("gbt", "trees", 5, 1500));
+    }
 }

@@ -48,6 +48,26 @@ public final class Predictors {
         return f.apply(defaultMs);
     }
 
+    /** Names {@link #forScheduling} accepts: {@value DefaultRuntime#NAME} and {@link #names()}. */
+    public static List<String> schedulingNames() {
+        List<String> all = new java.util.ArrayList<>();
+        all.add(DefaultRuntime.NAME);
+        all.addAll(names());
+        return List.copyOf(all);
+    }
+
+    /**
+     * What the scheduler (qssf, EASY backfill) consults: a job's own estimate when it gives one, else the named
+     * model ({@value DefaultRuntime#NAME}: the default run time), which keeps learning from every finished job.
+     */
+    public static EstimateFirstPredictor forScheduling(String name, long defaultMs) {
+        if (DefaultRuntime.NAME.equals(name)) return new EstimateFirstPredictor(new DefaultRuntime(defaultMs));
+        if (!FACTORIES.containsKey(name)) {
+            throw new SpecException("predictor", "name", "unknown predictor '" + name + "'; known: " + String.join(", ", schedulingNames()));
+        }
+        return new EstimateFirstPredictor(create(name, defaultMs));
+    }
+
     static void save(PersistentPredictor p, OutputStream out) throws IOException {
         DataOutputStream data = new DataOutputStream(new BufferedOutputStream(out));
         writeString(data, MAGIC);

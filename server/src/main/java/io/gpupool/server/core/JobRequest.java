@@ -39,7 +39,7 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
     public static final String FAIL = "fail";
     public static final Set<String> FIELDS = Set.of("name", "tenant", "user", "numGpus", "gpusPerReplica", "gpuMilli",
             "gpuMemMib", "gpuTypes", "priority", "preemptible", "requireNvlink", "estimateSec", "command", "env", "workDir",
-            "restartPolicy");
+            "restartPolicy", ModelSizing.FIELD);
     public static final int MAX_GPUS = 512;
     private static final Pattern ENV_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -82,6 +82,11 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
                 seen.add(m.id());
             }
             types.addAll(seen);
+        }
+        if (f.has(ModelSizing.FIELD)) {
+            ModelSizing.Filled filled = ModelSizing.fill(f, catalog, numGpus, perReplica, milli, mem, types);
+            mem = filled.gpuMemMib();
+            types = filled.gpuTypes();
         }
         int priority = (int) f.integer("priority", 0, -10_000, 10_000);
         boolean preemptible = f.bool("preemptible", true);

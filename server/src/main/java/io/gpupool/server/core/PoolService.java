@@ -449,6 +449,20 @@ public final class PoolService implements AutoCloseable {
         return loop.isAlive() && running;
     }
 
+    /** Installs the run-time predictor that qssf and EASY backfill consult (from the next round on). */
+    public CompletableFuture<Void> usePredictor(io.gpupool.engine.policy.RuntimePredictor predictor) {
+        return call(() -> {
+            engine.setPredictor(predictor);
+            dirty = true;
+            return CompletableFuture.completedFuture(null);
+        });
+    }
+
+    /** Runs {@code task} on the loop thread, which owns the engine and its predictor (e.g. to save the predictor). */
+    public <T> CompletableFuture<T> onLoop(Supplier<T> task) {
+        return call(() -> CompletableFuture.completedFuture(task.get()));
+    }
+
     // ---- the loop -------------------------------------------------------------------------------
 
     /** Runs {@code task} on the loop thread; its future's outcome (or its exception) becomes the result. */

@@ -1,8 +1,10 @@
 package io.gpupool.sim.trace;
 
 import io.gpupool.model.GangShape;
+import io.gpupool.model.GpuMemorySizer;
 import io.gpupool.model.GpuShare;
 import io.gpupool.model.JobSpec;
+import io.gpupool.model.ModelSize;
 import io.gpupool.model.SpecException;
 
 import java.util.LinkedHashSet;
@@ -11,14 +13,16 @@ import java.util.Set;
 /**
  * The gpupool trace CSV of DESIGN.md: {@code job_id,submit_time,duration,num_gpus} (seconds) and optional
  * {@code gpu_milli, gpu_mem_mib, gpu_type (A|B), tenant, user, priority, name}, plus gpupool's own
- * {@code replicas, preemptible, estimate} (seconds). Unknown columns are ignored; rows may come in any order.
+ * {@code replicas, preemptible, estimate} (seconds), and {@code model_params, model_mode, model_precision}: a job that
+ * names its model (e.g. 7B, train, bf16) but gives no {@code gpu_mem_mib} gets its GPU memory from the sizing
+ * advisor ({@link TraceContext#sizer()}). Unknown columns are ignored; rows may come in any order.
  */
 public final class GpupoolCsvFormat implements TraceFormat {
     @Override public String name() { return "gpupool"; }
 
     @Override
     public String description() {
-        return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate]";
+        return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate,model_params,model_mode,model_precision]";
     }
 
     @Override
@@ -45,11 +49,25 @@ public final class GpupoolCsvFormat implements TraceFormat {
         if ((milli < 1000 || mem > 0) && numGpus != 1) {
             throw row.error("gpu_milli", "a GPU share (gpu_milli < 1000 or gpu_mem_mib) needs num_gpus = 1, got " + numGpus);
         }
+        GpuShare share = new GpuShare(milli, mem);
+        Set<String> allowed = models(row, "gpu_type", context);
+        String params = row.optional("model_params");
+        if (params != null && mem == 0) {
+            // the job names its model but not its memory: the sizing advisor fills it
+            if (context.sizer() == null) throw row.error("model_params", "sizing a job from its model needs the sizing advisor (gpupool simulate has it)");
+            try {
+                GpuMemorySizer.Need need = context.sizer().need(new ModelSize(params, row.optional("model_mode"), row.optional("model_precision")), shape);
+                allowed = need.allowedModels(share, allowed);
+                share = need.share(share);
+            } catch (SpecException e) {
+                throw row.error("model_" + e.field(), e.rule());
+            }
+        }
         JobSpec.Builder b = JobSpec.builder(id)
                 .submitMs(Math.round(submit * 1000) - shiftMs)
                 .shape(shape)
-                .share(new GpuShare(milli, mem))
-                .allowedModels(models(row, "gpu_type", context));
+                .share(share)
+                .allowedModels(allowed);
         String tenant = row.optional("tenant");
         if (tenant != null) b.tenant(tenant);
         String user = row.optional("user");
