@@ -112,6 +112,9 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--skip-bad-rows", description = "Skip malformed trace rows (and say how many) instead of stopping at the first.")
     boolean skipBadRows;
 
+    @Option(names = "--ignore-host", description = "Ignore the jobs' host CPU and memory requests (openb) even where the nodes declare host capacity: GPUs alone decide placement.")
+    boolean ignoreHost;
+
     @Option(names = {"-q", "--quiet"}, description = "No progress bar and no notes on stderr.")
     boolean quiet;
 
@@ -168,13 +171,18 @@ public final class SimulateCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** Jobs ask for host CPU and memory where the trace has them and every node declares host capacity, unless --ignore-host. */
+    private TraceContext traceContext(ClusterSpec cs) {
+        TraceContext pool = TraceContext.forPool(GpuCatalog.standard(), cs);
+        return ignoreHost ? pool.withoutHost() : pool;
+    }
+
     private Trace trace(ClusterSpec cs) {
         if ((trace == null) == (synthetic == null)) {
             throw new SpecException("--trace", "trace", "give either --trace FILE or --synthetic JOBS");
         }
         if (synthetic != null) return synthetic(synthetic, cs.totalGpus(), seed);
-        TraceContext context = new TraceContext(GpuCatalog.standard(), Math.max(1, cs.maxGpusPerNode()))
-                .withSizer(new AdvisorMemorySizer(GpuCatalog.standard()));
+        TraceContext context = traceContext(cs).withSizer(new AdvisorMemorySizer(GpuCatalog.standard()));
         return TraceFile.open(trace, TraceFormats.get(traceFormat), context, skipBadRows);
     }
 
@@ -231,7 +239,7 @@ public final class SimulateCommand implements Callable<Integer> {
         String list = placement == null ? "fgd,best-fit,binpack" : placement;
         List<String> labels = List.of(list.split(","));
         List<PlacementConfig> configs = labels.stream().map(s -> InflationStudy.placement(s.trim())).toList();
-        TraceFile pods = TraceFile.open(trace, OpenbFormat.shapesOnly(), new TraceContext(GpuCatalog.standard(), Math.max(1, cs.maxGpusPerNode())), skipBadRows);
+        TraceFile pods = TraceFile.open(trace, OpenbFormat.shapesOnly(), traceContext(cs), skipBadRows);
         note(pods.stats());
         List<JobSpec> tasks = new ArrayList<>();
         try (Trace.Cursor c = pods.open()) {

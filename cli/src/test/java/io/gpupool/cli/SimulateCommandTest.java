@@ -197,6 +197,24 @@ class SimulateCommandTest {
     }
 
     @Test
+    void inflationHonoursHostCpuUnlessIgnored() throws IOException {
+        // every node of the list offers 1 milli-core and every task asks for it: one task per node, 4 in all
+        Path[] f = openb();
+        double[] unallocated = new double[2];
+        for (int i = 0; i < 2; i++) {
+            List<String> args = new java.util.ArrayList<>(List.of("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(),
+                    "--nodes", f[1].toString(), "--placement", "best-fit", "--inflation-max", "100", "--output", "json", "--quiet"));
+            if (i == 1) args.add("--ignore-host");
+            Cli.Result r = Cli.run(args.toArray(String[]::new));
+            assertThat(r.exitCode()).isZero();
+            JsonNode curve = JSON.readTree(r.out()).get(0).get("curve");
+            unallocated[i] = curve.get(curve.size() - 1).get("unallocated_gpus").asDouble();
+        }
+        assertThat(unallocated[0]).as("4 tasks of at most 1 GPU on 32 GPUs").isGreaterThanOrEqualTo(28);
+        assertThat(unallocated[1]).as("GPUs alone decide with --ignore-host").isLessThan(20);
+    }
+
+    @Test
     void inflationNeedsTheOpenbFormat() throws IOException {
         Cli.Result r = Cli.run("simulate", "--mode", "inflation", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB");
         assertThat(r.exitCode()).isEqualTo(2);

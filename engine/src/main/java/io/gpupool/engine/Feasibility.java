@@ -31,14 +31,22 @@ final class Feasibility {
         int largest = 0;
         long memNeeded = job.share().memoryMib();
         boolean memOk = false;
+        boolean hostOk = false;
         for (Map.Entry<ClusterState.NodeShape, Integer> e : cluster.nodeShapes().entrySet()) {
             ClusterState.NodeShape n = e.getKey();
             if (!job.allows(n.model())) continue;
+            if (!n.hostHolds(job.host())) continue;
+            hostOk = true;
             largest = Math.max(largest, oneDomain ? n.largestNvlinkDomain() : n.gpus());
             if (!job.share().isWhole() && memNeeded > n.memoryCapacityMib()) continue;
             memOk = true;
             long perNode = oneDomain ? n.nvlinkDomainSizes().stream().mapToInt(d -> d / k).sum() : n.gpus() / k;
+            if (job.host().cpuMilli() > 0) perNode = Math.min(perNode, n.cpuMilli() / job.host().cpuMilli());
+            if (job.host().memoryMib() > 0) perNode = Math.min(perNode, n.hostMemoryMib() / job.host().memoryMib());
             slots += perNode * e.getValue();
+        }
+        if (!hostOk) {
+            return "asks for " + job.host() + " per replica, more than any node of an allowed GPU model offers";
         }
         if (!job.share().isWhole() && !memOk) {
             return "asks for " + memNeeded + " MiB on one GPU, more than any allowed GPU offers";

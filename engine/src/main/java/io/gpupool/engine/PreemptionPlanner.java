@@ -61,7 +61,7 @@ final class PreemptionPlanner {
             int all = cluster.checkpoint();
             for (JobState v : candidates) {
                 if (!policy.mayAlsoPreempt(ctx, job, v, allowed)) continue;
-                cluster.release(v.allocation().grants());
+                cluster.release(v.allocation());
                 allowed.add(v);
             }
             boolean enough = !allowed.isEmpty() && fits(cluster, job);
@@ -69,15 +69,15 @@ final class PreemptionPlanner {
             if (!enough) return null;
             List<JobState> chosen = new ArrayList<>();
             for (JobState v : allowed) {
-                cluster.release(v.allocation().grants());
+                cluster.release(v.allocation());
                 chosen.add(v);
                 if (fits(cluster, job)) break;
             }
             for (int i = chosen.size() - 1; i >= 0 && chosen.size() > 1; i--) {
                 JobState v = chosen.get(i);
-                cluster.reinstate(v.allocation().grants());
+                cluster.reinstate(v.allocation());
                 if (fits(cluster, job)) chosen.remove(i);
-                else cluster.release(v.allocation().grants());
+                else cluster.release(v.allocation());
             }
             return chosen;
         } finally {

@@ -205,9 +205,10 @@ public final class Scheduler {
                 return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": recorded GPU " + g.gpu() + " of node " + g.node() + " does not exist");
             }
         }
+        Allocation held = new Allocation(spec.id(), allocation.replicas(), spec.host());
         int mark = cluster.checkpoint();
         try {
-            cluster.apply(allocation.grants());
+            cluster.apply(held);
         } catch (IllegalStateException e) {
             cluster.rollback(mark);
             return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": " + e.getMessage() + " (already held)");
@@ -218,7 +219,7 @@ public final class Scheduler {
         jobs.put(spec.id(), job);
         running.put(spec.id(), job);
         job.status = JobStatus.RUNNING;
-        job.allocation = new Allocation(spec.id(), allocation.replicas());
+        job.allocation = held;
         job.runStartMs = startedMs;
         job.firstStartMs = startedMs;
         ledger.charge(spec.tenant(), job.gpuUnits(), chargedMemory(job.allocation));
@@ -394,10 +395,14 @@ public final class Scheduler {
      */
     public void checkConsistency() {
         Map<Long, long[]> use = new HashMap<>();
+        long[][] hostUse = new long[cluster.nodeCount()][2];
         for (JobState j : running.values()) {
             if (j.allocation == null) throw new IllegalStateException("running job without allocation: " + j.id());
             if (j.allocation.replicas().size() != j.spec().shape().replicas()) throw new IllegalStateException("gang not whole: " + j.id());
+            if (!j.allocation.hostPerReplica().equals(j.spec().host())) throw new IllegalStateException("host resources not as asked: " + j.id());
             for (List<GpuGrant> rep : j.allocation.replicas()) {
+                hostUse[rep.getFirst().node()][0] += j.spec().host().cpuMilli();
+                hostUse[rep.getFirst().node()][1] += j.spec().host().memoryMib();
                 if (rep.size() != j.spec().shape().gpusPerReplica()) throw new IllegalStateException("replica size wrong: " + j.id());
                 int node = rep.getFirst().node();
                 for (GpuGrant g : rep) {
@@ -411,6 +416,11 @@ public final class Scheduler {
             }
         }
         for (NodeState n : cluster.nodes()) {
+            long[] h = hostUse[n.id()];
+            if (h[0] > n.spec().cpuMilli() || h[1] > n.spec().memoryMib()) throw new IllegalStateException(n.name() + " host CPU or memory over capacity");
+            if (n.freeCpuMilli() != n.spec().cpuMilli() - h[0] || n.freeHostMemoryMib() != n.spec().memoryMib() - h[1]) {
+                throw new IllegalStateException(n.name() + " host state does not match allocations");
+            }
             for (int g = 0; g < n.gpuCount(); g++) {
                 long[] u = use.getOrDefault(CycleState.gpuKey(n.id(), g), new long[4]);
                 if (u[0] > 1000) throw new IllegalStateException(n.name() + "/" + g + " compute over capacity: " + u[0]);
@@ -474,7 +484,7 @@ public final class Scheduler {
 
     /** Releases a running job's GPUs and banks its run time. */
     private void stop(JobState job, long nowMs) {
-        cluster.release(job.allocation.grants());
+        cluster.release(job.allocation);
         ledger.charge(job.spec().tenant(), -job.gpuUnits(), -chargedMemory(job.allocation));
         job.attainedBeforeMs += nowMs - job.runStartMs;
         job.runStartMs = -1;
@@ -514,7 +524,8 @@ public final class Scheduler {
 
     /** Jobs with the same key fit or fail together within a round (capacity only shrinks). */
     private static String shapeKey(JobSpec s) {
-        return s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels());
+        return s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels())
+                + (s.host().requested() ? "/" + s.host().cpuMilli() + "/" + s.host().memoryMib() : "");
     }
 
     /**
@@ -552,9 +563,9 @@ public final class Scheduler {
         int mark = cluster.checkpoint();
         try {
             while (!ends.isEmpty()) {
-                List<GpuGrant> freed = ends.next().allocation.grants();
+                Allocation freed = ends.next().allocation;
                 cluster.release(freed);
-                if (!anyCouldHoldReplica(freed, job.spec(), demand)) continue;
+                if (!anyCouldHoldReplica(freed.grants(), job.spec(), demand)) continue;
                 PlacementResult p = pipeline.place(cycle(job, null), false);
                 if (p.ok()) {
                     Set<Long> gpus = new HashSet<>();
@@ -580,6 +591,7 @@ public final class Scheduler {
             last = g.node();
             NodeState n = cluster.node(g.node());
             if (n.cordoned() || !job.allows(n.model())) continue;
+            if (!n.hostFits(d.host().cpuMilli(), d.host().memoryMib())) continue;
             if (!d.exclusive() ? n.maxShareableMilli() >= d.milli()
                     : d.requireNvlink() && d.gpus() > 1 ? n.maxIdleInNvlinkDomain() >= d.gpus() : n.fullyFreeGpus() >= d.gpus()) {
                 return true;

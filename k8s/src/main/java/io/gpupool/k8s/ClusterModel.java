@@ -321,7 +321,7 @@ public final class ClusterModel {
                 for (String uid : e.getValue()) {
                     String job = jobOfPod.get(keyOfUid.getOrDefault(uid, ""));
                     JobState j = job == null ? null : engine.job(job);
-                    if (j != null && j.status() == JobStatus.RUNNING) cluster.release(j.allocation().grants());
+                    if (j != null && j.status() == JobStatus.RUNNING) cluster.release(j.allocation());
                 }
                 if (engine.pipeline().filterNode(cycle, cluster.node(id)) == null) out.put(e.getKey(), e.getValue());
             } finally {

@@ -18,6 +18,8 @@ import java.util.Set;
  * @param preemptible       whether a policy may stop the job and requeue it
  * @param requireNvlink     each multi-GPU replica must sit inside one NVLink domain
  * @param runtimeEstimateMs the user's run-time estimate, if given
+ * @param host              host CPU and memory each replica needs on its node ({@link HostResources#NONE}:
+ *                          not asked for, the default)
  */
 public record JobSpec(
         String id,
@@ -31,7 +33,16 @@ public record JobSpec(
         Set<String> allowedModels,
         boolean preemptible,
         boolean requireNvlink,
-        OptionalLong runtimeEstimateMs) {
+        OptionalLong runtimeEstimateMs,
+        HostResources host) {
+
+    /** A job that asks for no host resources (every caller before host resources existed). */
+    public JobSpec(String id, String tenant, String user, String name, int priority, long submitTimeMs, GangShape shape,
+                   GpuShare share, Set<String> allowedModels, boolean preemptible, boolean requireNvlink,
+                   OptionalLong runtimeEstimateMs) {
+        this(id, tenant, user, name, priority, submitTimeMs, shape, share, allowedModels, preemptible, requireNvlink,
+                runtimeEstimateMs, HostResources.NONE);
+    }
 
     public JobSpec {
         String where = "job " + id;
@@ -46,6 +57,7 @@ public record JobSpec(
             throw new SpecException(where, "gpu_milli", "a fractional share needs exactly 1 GPU, job asks for " + shape.totalGpus());
         }
         allowedModels = Set.copyOf(allowedModels);
+        if (host == null) host = HostResources.NONE;
         if (runtimeEstimateMs == null) runtimeEstimateMs = OptionalLong.empty();
         if (runtimeEstimateMs.isPresent() && runtimeEstimateMs.getAsLong() <= 0) {
             throw new SpecException(where, "runtime_estimate", "must be > 0");
@@ -83,6 +95,7 @@ public record JobSpec(
         private boolean preemptible = true;
         private boolean requireNvlink;
         private OptionalLong estimate = OptionalLong.empty();
+        private HostResources host = HostResources.NONE;
 
         private Builder(String id) { this.id = id; }
 
@@ -102,10 +115,13 @@ public record JobSpec(
         public Builder requireNvlink(boolean v) { requireNvlink = v; return this; }
         public Builder estimateMs(long v) { estimate = OptionalLong.of(v); return this; }
         public Builder estimateSec(long v) { estimate = OptionalLong.of(v * 1000); return this; }
+        public Builder host(HostResources v) { host = v; return this; }
+        /** Host CPU (thousandths of a core) and memory (MiB) per replica. */
+        public Builder host(long cpuMilli, long memoryMib) { host = new HostResources(cpuMilli, memoryMib); return this; }
 
         public JobSpec build() {
             return new JobSpec(id, tenant, user, name, priority, submitTimeMs, shape, share, allowedModels,
-                    preemptible, requireNvlink, estimate);
+                    preemptible, requireNvlink, estimate, host);
         }
     }
 }

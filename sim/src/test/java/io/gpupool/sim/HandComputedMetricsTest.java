@@ -158,6 +158,21 @@ class HandComputedMetricsTest {
     }
 
     @Test
+    void gpusOnANodeWithoutTheCpuAQueuedJobNeedsAreFragmentation() {
+        // 2 GPUs, 96 cores: H1 takes 1 GPU and 90 cores for 100 s; H2 (1 GPU, 10 cores) waits for the cores,
+        // so the idle GPU is stranded until 100, then H2 runs 100-200
+        List<TraceJob> trace = List.of(job("H1", 0, 100, 1, "a", b -> b.host(90_000, 1024)), job("H2", 0, 100, 1, "a", b -> b.host(10_000, 1024)));
+        SimulationResult r = new Simulator(oneNode(2), SchedulerConfig.defaults("fcfs")).run(trace);
+        assertThat(r.makespanSec()).isEqualTo(200);
+        assertThat(r.fragmentation()).isCloseTo(1 * 100 / 400.0, within(EPS));
+        // H3 (1 GPU, 2 cores) queued behind H2 under strict FCFS could use that GPU: not stranded
+        List<TraceJob> withH3 = List.of(trace.get(0), trace.get(1), job("H3", 0, 10, 1, "a", b -> b.host(2_000, 1024)));
+        SimulationResult r3 = new Simulator(oneNode(2), SchedulerConfig.defaults("fcfs")).run(withH3);
+        assertThat(r3.makespanSec()).isEqualTo(200);
+        assertThat(r3.fragmentation()).isZero();
+    }
+
+    @Test
     void rejectedJobsAreCountedAndLeftOutOfTheStatistics() {
         List<TraceJob> trace = List.of(job("ok", 0, 100, 1, "a", b -> b), job("huge", 0, 100, 8, "a", b -> b));
         SimulationResult r = new Simulator(oneNode(4), SchedulerConfig.defaults("fcfs")).run(trace);

@@ -98,7 +98,7 @@ public final class PlacementPipeline {
         if (bind) cluster.commit(mark);
         else cluster.rollback(mark);
         cycle.gangNodes.clear();
-        return PlacementResult.placed(new Allocation(job.id(), replicas));
+        return PlacementResult.placed(new Allocation(job.id(), replicas, job.host()));
     }
 
     /**
@@ -125,7 +125,7 @@ public final class PlacementPipeline {
         if (bind) cluster.commit(mark);
         else cluster.rollback(mark);
         cycle.gangNodes.clear();
-        return PlacementResult.placed(new Allocation(job.id(), replicas));
+        return PlacementResult.placed(new Allocation(job.id(), replicas, job.host()));
     }
 
     /**
@@ -167,7 +167,7 @@ public final class PlacementPipeline {
         if (bind) cluster.commit(mark);
         else cluster.rollback(mark);
         cycle.gangNodes.clear();
-        return PlacementResult.placed(new Allocation(job.id(), replicas));
+        return PlacementResult.placed(new Allocation(job.id(), replicas, job.host()));
     }
 
     /** Whether one replica of the job fits on the node now: null when it does, else the reason. */
@@ -212,6 +212,7 @@ public final class PlacementPipeline {
                     demand.memoryOn(n.model(), n.memoryCapacityMib()), demand.exclusive()));
         }
         cycle.cluster().apply(grants);
+        if (demand.host().requested()) cycle.cluster().takeHost(n.id(), demand.host());
         cycle.gangNodes.add(n.id());
         return grants;
     }

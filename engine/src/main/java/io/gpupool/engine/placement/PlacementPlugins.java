@@ -33,7 +33,7 @@ public final class PlacementPlugins {
 
     /** Filters in the order they run: cheap checks first. */
     public static List<FilterPlugin> defaultFilters() {
-        return List.of(new Filters.HealthFilter(), new Filters.ModelFilter(), new Filters.CapacityFilter());
+        return List.of(new Filters.HealthFilter(), new Filters.ModelFilter(), new Filters.CapacityFilter(), new Filters.HostFilter());
     }
 
     public static ScorePlugin scorer(String name) {

@@ -1,5 +1,6 @@
 package io.gpupool.engine.placement;
 
+import io.gpupool.model.HostResources;
 import io.gpupool.model.JobSpec;
 
 import java.util.LinkedHashMap;
@@ -14,11 +15,16 @@ import java.util.Map;
 public final class WorkloadProfile {
     /**
      * A task shape: {@code gpus} whole GPUs, or (gpus == 1, milli < 1000) one share, on the GPU models
-     * {@code models} (empty: any); weight = popularity.
+     * {@code models} (empty: any), with {@code host} CPU and memory on the node ({@link HostResources#NONE}:
+     * none); weight = popularity.
      */
-    public record Shape(int gpus, int milli, java.util.Set<String> models, double weight) {
+    public record Shape(int gpus, int milli, java.util.Set<String> models, HostResources host, double weight) {
         public Shape(int gpus, int milli, double weight) {
-            this(gpus, milli, java.util.Set.of(), weight);
+            this(gpus, milli, java.util.Set.of(), HostResources.NONE, weight);
+        }
+
+        public Shape(int gpus, int milli, java.util.Set<String> models, double weight) {
+            this(gpus, milli, models, HostResources.NONE, weight);
         }
 
         /** Whether a task of this shape may run on GPUs of this model. */
@@ -27,9 +33,16 @@ public final class WorkloadProfile {
         }
     }
 
-    private record Key(int gpus, int milli, java.util.Set<String> models) {}
+    private record Key(int gpus, int milli, java.util.Set<String> models, HostResources host) {}
 
     private static final int MAX_SHAPES = 12;
+    /**
+     * Host requests multiply the distinct shapes (the openb default list has 24 GPU shapes but 126 with CPU and
+     * memory; the 12 most common cover 98% of tasks without host requests, 68% with them), and a rare shape
+     * (8 GPUs with 120 cores: only the largest hosts) is just the one whose nodes FGD must keep whole.
+     */
+    private static final int MAX_SHAPES_WITH_HOST = 96;
+    private int maxShapes = MAX_SHAPES;
     private final Map<Key, long[]> counts = new LinkedHashMap<>();
     private long total;
     private List<Shape> cached = List.of();
@@ -38,7 +51,8 @@ public final class WorkloadProfile {
     public void observe(JobSpec job) {
         ReplicaDemand d = ReplicaDemand.of(job);
         int milli = d.exclusive() ? 1000 : d.milli();
-        Key key = new Key(d.gpus(), milli, job.allowedModels());
+        Key key = new Key(d.gpus(), milli, job.allowedModels(), job.host());
+        if (job.host().requested()) maxShapes = MAX_SHAPES_WITH_HOST;
         counts.computeIfAbsent(key, k -> new long[1])[0] += job.shape().replicas();
         total += job.shape().replicas();
         dirty = true;
@@ -46,18 +60,19 @@ public final class WorkloadProfile {
 
     /**
      * Shapes by popularity (ties: first seen first), weights summing to 1; empty before any job was seen.
-     * Recomputed after each new observation by selecting the top {@value #MAX_SHAPES} in one pass (no sort):
+     * Recomputed after each new observation by selecting the top {@value #MAX_SHAPES} ({@value #MAX_SHAPES_WITH_HOST}
+     * once a job asked for host resources) in one pass (no sort):
      * FGD asks for it on every decision and a job arrives between most decisions.
      */
     public List<Shape> shapes() {
         if (!dirty) return cached;
-        Key[] topKey = new Key[MAX_SHAPES];
-        long[] topCount = new long[MAX_SHAPES];
+        Key[] topKey = new Key[maxShapes];
+        long[] topCount = new long[maxShapes];
         int size = 0;
         for (Map.Entry<Key, long[]> e : counts.entrySet()) {
             long c = e.getValue()[0];
-            if (size == MAX_SHAPES && c <= topCount[size - 1]) continue;
-            int at = size == MAX_SHAPES ? size - 1 : size++;
+            if (size == maxShapes && c <= topCount[size - 1]) continue;
+            int at = size == maxShapes ? size - 1 : size++;
             while (at > 0 && topCount[at - 1] < c) {
                 topKey[at] = topKey[at - 1];
                 topCount[at] = topCount[at - 1];
@@ -69,7 +84,8 @@ public final class WorkloadProfile {
         long kept = 0;
         for (int i = 0; i < size; i++) kept += topCount[i];
         Shape[] out = new Shape[size];
-        for (int i = 0; i < size; i++) out[i] = new Shape(topKey[i].gpus(), topKey[i].milli(), topKey[i].models(), topCount[i] / (double) kept);
+        for (int i = 0; i < size; i++) out[i] = new Shape(topKey[i].gpus(), topKey[i].milli(), topKey[i].models(), topKey[i].host(),
+                topCount[i] / (double) kept);
         cached = List.of(out);
         dirty = false;
         return cached;

@@ -1,11 +1,27 @@
 package io.gpupool.engine.state;
 
+import io.gpupool.model.HostResources;
+
 import java.util.List;
 
-/** Everything a job holds, grouped by gang replica (grants of one replica are all on one node). */
-public record Allocation(String jobId, List<List<GpuGrant>> replicas) {
+/**
+ * Everything a job holds, grouped by gang replica (grants of one replica are all on one node), and the host
+ * CPU and memory each replica holds on its node ({@link HostResources#NONE} for a job that asks for none).
+ */
+public record Allocation(String jobId, List<List<GpuGrant>> replicas, HostResources hostPerReplica) {
     public Allocation {
         replicas = replicas.stream().map(List::copyOf).toList();
+        if (hostPerReplica == null) hostPerReplica = HostResources.NONE;
+    }
+
+    /** An allocation of GPUs only (no host resources asked for). */
+    public Allocation(String jobId, List<List<GpuGrant>> replicas) {
+        this(jobId, replicas, HostResources.NONE);
+    }
+
+    /** The node replica r runs on. */
+    public int nodeOf(int replica) {
+        return replicas.get(replica).getFirst().node();
     }
 
     /** All grants, replica after replica (no copy for the common single-replica job: it is on every release path). */

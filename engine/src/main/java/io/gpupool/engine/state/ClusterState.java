@@ -3,6 +3,7 @@ package io.gpupool.engine.state;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.GpuModel;
 import io.gpupool.model.GpuShare;
+import io.gpupool.model.HostResources;
 import io.gpupool.model.NodeSpec;
 import io.gpupool.model.SpecException;
 
@@ -32,6 +33,7 @@ public final class ClusterState {
     private int[] journalMilli = new int[64];
     private long[] journalMem = new long[64];
     private int[] journalTasks = new int[64];
+    private long[] journalCpu;          // host CPU before a change; allocated on the first host change
     private int journalSize;
     private int depth;
     private final int maxGpusPerNode;
@@ -39,6 +41,7 @@ public final class ClusterState {
     private long totalMemoryMib;
     private int cordonedNodes;
     private long usedMilli;
+    private long maxCpuMilliPerNode;
     private long version;
 
     public ClusterState(ClusterSpec spec) {
@@ -51,6 +54,7 @@ public final class ClusterState {
     /** Adds a node (an agent registering). Its GPUs must all be one model. */
     public NodeState addNode(NodeSpec spec) {
         if (spec.gpus().isEmpty()) throw new SpecException("node " + spec.name(), "gpus", "a GPU node needs at least one GPU");
+        if (spec.gpus().size() >= HOST_ENTRY) throw new SpecException("node " + spec.name(), "gpus", "at most " + (HOST_ENTRY - 1) + " GPUs per node");
         if (spec.gpus().size() > maxGpusPerNode) {
             throw new SpecException("node " + spec.name(), "gpus", "at most " + maxGpusPerNode + " GPUs per node in this pool");
         }
@@ -70,6 +74,7 @@ public final class ClusterState {
         n.index = indexByModel.computeIfAbsent(model.id(), k -> new CapacityIndex(maxGpusPerNode));
         n.index.update(n);
         version++;
+        maxCpuMilliPerNode = Math.max(maxCpuMilliPerNode, spec.cpuMilli());
         totalMilli += (long) n.gpuCount() * GpuShare.WHOLE;
         totalMemoryMib += (long) n.gpuCount() * model.memoryMib();
         return n;
@@ -81,16 +86,24 @@ public final class ClusterState {
     public Integer nodeId(String name) { return nodeByName.get(name); }
     public Collection<GpuModel> models() { return models.values(); }
     public int maxGpusPerNode() { return maxGpusPerNode; }
+    /** The host CPU of the largest node, in thousandths of a core. */
+    public long maxCpuMilliPerNode() { return maxCpuMilliPerNode; }
 
     /**
      * What decides whether a job could ever run on a node: its GPU model, GPU count, memory per GPU (with
-     * oversubscription) and the sizes of its NVLink domains. Many nodes share one shape, so a question about
-     * the empty pool (admission at submit) costs O(shapes), not O(nodes).
+     * oversubscription), the sizes of its NVLink domains and its host CPU and memory. Many nodes share one
+     * shape, so a question about the empty pool (admission at submit) costs O(shapes), not O(nodes).
      */
-    public record NodeShape(GpuModel model, int gpus, long memoryCapacityMib, List<Integer> nvlinkDomainSizes) {
+    public record NodeShape(GpuModel model, int gpus, long memoryCapacityMib, List<Integer> nvlinkDomainSizes,
+                            long cpuMilli, long hostMemoryMib) {
         static NodeShape of(NodeState n) {
             return new NodeShape(n.model(), n.gpuCount(), n.memoryCapacityMib(),
-                    n.spec().nvlinkDomains().stream().map(List::size).sorted().toList());
+                    n.spec().nvlinkDomains().stream().map(List::size).sorted().toList(), n.spec().cpuMilli(), n.spec().memoryMib());
+        }
+
+        /** Whether a replica asking for these host resources fits this node's host at all. */
+        public boolean hostHolds(HostResources h) {
+            return h.cpuMilli() <= cpuMilli && h.memoryMib() <= hostMemoryMib;
         }
 
         /** GPUs in the largest NVLink domain (1 without NVLink: a GPU alone). */
@@ -113,9 +126,9 @@ public final class ClusterState {
     public int cordonedNodes() { return cordonedNodes; }
 
     /**
-     * Changes whenever any GPU's free capacity, a node's health or cordon, or the set of nodes changes (also
-     * inside and on rollback of a tentative section): equal versions mean the same state, so a placement
-     * that failed at one version fails again at it.
+     * Changes whenever any GPU's free capacity, a host's free CPU or memory, a node's health or cordon, or the
+     * set of nodes changes (also inside and on rollback of a tentative section): equal versions mean the same
+     * state, so a placement that failed at one version fails again at it.
      */
     public long version() { return version; }
 
@@ -142,6 +155,53 @@ public final class ClusterState {
 
     private void take(List<GpuGrant> grants, boolean newWork) {
         change(grants, 1, newWork);
+    }
+
+    /** Takes a whole allocation for new work: its GPU grants and each replica's host CPU and memory. */
+    public void apply(Allocation a) {
+        take(a, true);
+    }
+
+    /** {@link #reinstate(List)} for a whole allocation, host resources included. */
+    public void reinstate(Allocation a) {
+        take(a, false);
+    }
+
+    private void take(Allocation a, boolean newWork) {
+        take(a.grants(), newWork);
+        if (a.hostPerReplica().requested()) {
+            for (int r = 0; r < a.replicas().size(); r++) takeHost(a.nodeOf(r), a.hostPerReplica());
+        }
+    }
+
+    /** Gives a whole allocation back: its GPU grants and each replica's host CPU and memory. */
+    public void release(Allocation a) {
+        release(a.grants());
+        if (a.hostPerReplica().requested()) {
+            for (int r = 0; r < a.replicas().size(); r++) releaseHost(a.nodeOf(r), a.hostPerReplica());
+        }
+    }
+
+    /** Takes host CPU and memory on a node for one replica. Throws if the host lacks them (a bug in the caller). */
+    public void takeHost(int node, HostResources h) {
+        NodeState n = nodes.get(node);
+        if (!n.hostFits(h.cpuMilli(), h.memoryMib())) throw new IllegalStateException("host request does not fit: " + h + " on " + n.name());
+        recordHost(n);
+        version++;
+        n.freeCpuMilli -= h.cpuMilli();
+        n.freeHostMemoryMib -= h.memoryMib();
+    }
+
+    /** Gives host CPU and memory of one replica back. Throws if more would be free than the node has. */
+    public void releaseHost(int node, HostResources h) {
+        NodeState n = nodes.get(node);
+        if (n.freeCpuMilli + h.cpuMilli() > n.spec.cpuMilli() || n.freeHostMemoryMib + h.memoryMib() > n.spec.memoryMib()) {
+            throw new IllegalStateException("release of host resources not held: " + h + " on " + n.name());
+        }
+        recordHost(n);
+        version++;
+        n.freeCpuMilli += h.cpuMilli();
+        n.freeHostMemoryMib += h.memoryMib();
     }
 
     /** Gives the grants' capacity back. */
@@ -212,6 +272,12 @@ public final class ClusterState {
             if (n != pending && pending != null) touched(pending);
             pending = n;
             int g = (int) (journalNode[k] & 0xff);
+            if (g == HOST_ENTRY) {
+                version++;
+                n.freeCpuMilli = journalCpu[k];
+                n.freeHostMemoryMib = journalMem[k];
+                continue;
+            }
             usedMilli += n.freeMilli[g] - journalMilli[k];
             n.freeMilli[g] = journalMilli[k];
             n.freeMemoryMib[g] = journalMem[k];
@@ -234,18 +300,34 @@ public final class ClusterState {
 
     private void record(NodeState n, int g) {
         if (depth == 0) return;
-        if (journalSize == journalNode.length) {
-            int len = journalSize * 2;
-            journalNode = Arrays.copyOf(journalNode, len);
-            journalMilli = Arrays.copyOf(journalMilli, len);
-            journalMem = Arrays.copyOf(journalMem, len);
-            journalTasks = Arrays.copyOf(journalTasks, len);
-        }
+        if (journalSize == journalNode.length) grow();
         journalNode[journalSize] = ((long) n.id << 8) | g;
         journalMilli[journalSize] = n.freeMilli[g];
         journalMem[journalSize] = n.freeMemoryMib[g];
         journalTasks[journalSize] = n.tasks[g];
         journalSize++;
+    }
+
+    /** Journal slot for a node's host CPU and memory (GPU slots use the GPU index, at most 254). */
+    private static final int HOST_ENTRY = 0xff;
+
+    private void recordHost(NodeState n) {
+        if (depth == 0) return;
+        if (journalSize == journalNode.length) grow();
+        if (journalCpu == null || journalCpu.length < journalNode.length) journalCpu = Arrays.copyOf(journalCpu == null ? new long[0] : journalCpu, journalNode.length);
+        journalNode[journalSize] = ((long) n.id << 8) | HOST_ENTRY;
+        journalCpu[journalSize] = n.freeCpuMilli;
+        journalMem[journalSize] = n.freeHostMemoryMib;
+        journalSize++;
+    }
+
+    private void grow() {
+        int len = journalSize * 2;
+        journalNode = Arrays.copyOf(journalNode, len);
+        journalMilli = Arrays.copyOf(journalMilli, len);
+        journalMem = Arrays.copyOf(journalMem, len);
+        journalTasks = Arrays.copyOf(journalTasks, len);
+        if (journalCpu != null) journalCpu = Arrays.copyOf(journalCpu, len);
     }
 
     // ---- index queries --------------------------------------------------------------------------

@@ -5,8 +5,8 @@ import io.gpupool.model.GpuShare;
 import io.gpupool.model.NodeSpec;
 
 /**
- * Free capacity of one node, per GPU. Mutated only through {@link ClusterState}, which journals every
- * change so a tentative placement (a gang, a what-if) can be rolled back.
+ * Free capacity of one node: per GPU, and the host's CPU and memory. Mutated only through {@link ClusterState},
+ * which journals every change so a tentative placement (a gang, a what-if) can be rolled back.
  */
 public final class NodeState {
     final int id;
@@ -19,6 +19,8 @@ public final class NodeState {
     final long[] freeMemoryMib;
     final int[] tasks;
     final boolean[] healthy;
+    long freeCpuMilli;
+    long freeHostMemoryMib;
     boolean cordoned;
     // Derived aggregates kept for the capacity index.
     int fullyFreeGpus;
@@ -46,6 +48,8 @@ public final class NodeState {
             freeMemoryMib[g] = memoryCapacityMib;
             healthy[g] = spec.gpus().get(g).healthy();
         }
+        this.freeCpuMilli = spec.cpuMilli();
+        this.freeHostMemoryMib = spec.memoryMib();
         recompute();
     }
 
@@ -101,6 +105,14 @@ public final class NodeState {
     public int maxShareableMilli() { return maxShareableMilli; }
     /** Compute in use over all GPUs, in thousandths of a GPU. */
     public long usedMilli() { return usedMilli; }
+    /** Host CPU not granted, in thousandths of a core. */
+    public long freeCpuMilli() { return freeCpuMilli; }
+    /** Host memory not granted, in MiB. */
+    public long freeHostMemoryMib() { return freeHostMemoryMib; }
+    /** Whether the host has this much CPU and memory free. */
+    public boolean hostFits(long cpuMilli, long memoryMib) {
+        return freeCpuMilli >= cpuMilli && freeHostMemoryMib >= memoryMib;
+    }
     /** Free compute summed over healthy GPUs that can still take work. */
     public long freeMilliTotal() {
         long f = 0;

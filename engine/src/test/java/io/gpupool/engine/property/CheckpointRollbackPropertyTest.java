@@ -4,6 +4,7 @@ import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
 import io.gpupool.model.ClusterSpec;
+import io.gpupool.model.HostResources;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -30,12 +31,20 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class CheckpointRollbackPropertyTest {
 
-    sealed interface Op permits Apply, Release, Checkpoint, Rollback, Commit, Cordon, Health {}
+    sealed interface Op permits Apply, Release, TakeHost, ReleaseHost, Checkpoint, Rollback, Commit, Cordon, Health {}
 
     /** A grant on node/gpu; whole, or a share clamped to what is free. */
     record Apply(int node, int gpu, boolean exclusive, int milli, long memMib) implements Op {}
 
     record Release(int pick) implements Op {}
+
+    /** Host CPU and memory on a node, clamped to what is free. */
+    record TakeHost(int node, long cpuMilli, long memoryMib) implements Op {}
+
+    record ReleaseHost(int pick) implements Op {}
+
+    /** Host resources held on a node. */
+    record HeldHost(int node, HostResources host) {}
 
     record Checkpoint() implements Op {}
 
@@ -62,6 +71,8 @@ class CheckpointRollbackPropertyTest {
         Arbitrary<Op> op = (Arbitrary<Op>) (Arbitrary) Arbitraries.frequencyOf(
                 Tuple.of(8, apply),
                 Tuple.of(4, Arbitraries.integers().between(0, 1000).map(Release::new)),
+                Tuple.of(2, Combinators.combine(node, Arbitraries.longs().between(0, 40_000), Arbitraries.longs().between(0, 300_000)).as(TakeHost::new)),
+                Tuple.of(1, Arbitraries.integers().between(0, 1000).map(ReleaseHost::new)),
                 Tuple.of(2, Arbitraries.just(new Checkpoint())),
                 Tuple.of(1, Arbitraries.just(new Rollback())),
                 Tuple.of(1, Arbitraries.just(new Commit())),
@@ -71,7 +82,7 @@ class CheckpointRollbackPropertyTest {
     }
 
     /** What the test remembers at a checkpoint. */
-    private record Saved(int mark, String state, List<String> index, List<GpuGrant> held) {}
+    private record Saved(int mark, String state, List<String> index, List<GpuGrant> held, List<HeldHost> hosts) {}
 
     @Property(tries = 300, shrinking = ShrinkingMode.BOUNDED)
     void rollbackRestoresTheExactPriorStateAndTheIndexMatchesAFreshState(
@@ -79,6 +90,7 @@ class CheckpointRollbackPropertyTest {
         ClusterSpec spec = PropertyPools.spec(cluster);
         ClusterState c = new ClusterState(spec);
         List<GpuGrant> held = new ArrayList<>();
+        List<HeldHost> hosts = new ArrayList<>();
         Deque<Saved> open = new ArrayDeque<>();
         for (Op op : ops) {
             switch (op) {
@@ -92,11 +104,23 @@ class CheckpointRollbackPropertyTest {
                 case Release r -> {
                     if (!held.isEmpty()) c.release(List.of(held.remove(r.pick() % held.size())));
                 }
+                case TakeHost t -> {
+                    NodeState n = c.node(t.node() % c.nodeCount());
+                    HostResources h = new HostResources(Math.min(t.cpuMilli(), n.freeCpuMilli()), Math.min(t.memoryMib(), n.freeHostMemoryMib()));
+                    c.takeHost(n.id(), h);
+                    hosts.add(new HeldHost(n.id(), h));
+                }
+                case ReleaseHost r -> {
+                    if (!hosts.isEmpty()) {
+                        HeldHost h = hosts.remove(r.pick() % hosts.size());
+                        c.releaseHost(h.node(), h.host());
+                    }
+                }
                 case Checkpoint x -> {
                     String state = PropertyPools.snapshot(c);
                     List<String> index = PropertyPools.indexCanonical(c);
                     int mark = c.checkpoint();
-                    open.push(new Saved(mark, state, index, List.copyOf(held)));
+                    open.push(new Saved(mark, state, index, List.copyOf(held), List.copyOf(hosts)));
                 }
                 case Rollback x -> {
                     if (open.isEmpty()) continue;
@@ -106,6 +130,8 @@ class CheckpointRollbackPropertyTest {
                     assertThat(PropertyPools.indexCanonical(c)).as("capacity index after rollback").isEqualTo(s.index());
                     held.clear();
                     held.addAll(s.held());
+                    hosts.clear();
+                    hosts.addAll(s.hosts());
                 }
                 case Commit x -> {
                     if (open.isEmpty()) continue;
@@ -122,7 +148,7 @@ class CheckpointRollbackPropertyTest {
                     }
                 }
             }
-            assertMatchesFresh(spec, c, held);
+            assertMatchesFresh(spec, c, held, hosts);
         }
         while (!open.isEmpty()) {
             Saved s = open.pop();
@@ -130,7 +156,9 @@ class CheckpointRollbackPropertyTest {
             assertThat(PropertyPools.snapshot(c)).as("state after final rollback").isEqualTo(s.state());
             held.clear();
             held.addAll(s.held());
-            assertMatchesFresh(spec, c, held);
+            hosts.clear();
+            hosts.addAll(s.hosts());
+            assertMatchesFresh(spec, c, held, hosts);
         }
     }
 
@@ -190,8 +218,9 @@ class CheckpointRollbackPropertyTest {
     }
 
     /** Same state and same index answers as a fresh ClusterState with the same flags and grants; index is sound and complete. */
-    static void assertMatchesFresh(ClusterSpec spec, ClusterState c, List<GpuGrant> held) {
+    static void assertMatchesFresh(ClusterSpec spec, ClusterState c, List<GpuGrant> held, List<HeldHost> hosts) {
         ClusterState fresh = new ClusterState(spec);
+        for (HeldHost h : hosts) fresh.takeHost(h.node(), h.host());
         // grants first: a GPU that went unhealthy (or a node cordoned) keeps the work it had
         for (NodeState n : c.nodes()) for (int g = 0; g < n.gpuCount(); g++) fresh.setHealthy(n.id(), g, true);
         fresh.apply(held);

@@ -88,7 +88,7 @@ class GangAtomicityPropertyTest {
                     if (excluded != null) assertThat(excluded).as("placement used a reserved GPU").doesNotContain(CycleState.gpuKey(g.node(), g.gpu()));
                 }
                 assertThat(PropertyPools.snapshot(c)).as("a bound placement changes the state").isNotEqualTo(before);
-                c.release(grants);
+                c.release(r.allocation());
             }
             assertThat(PropertyPools.snapshot(c)).as("%s of %s (%s) changed the capacity state",
                     r.ok() ? "dry run" : "failed placement", spec.id(), spec.shape()).isEqualTo(before);

@@ -32,6 +32,8 @@ final class PropertyPools {
     static final List<GpuModel> MODELS = List.of(A100, H100, T4, L4);
     /** Allowed-model lists may name this model, which no pool has. */
     static final String ABSENT_MODEL = "V100-16GB";
+    /** Host CPU (milli) and memory (MiB) a generated node may have: roomy, medium, small. */
+    static final long[][] HOSTS = {{96_000, 1 << 20}, {16_000, 65_536}, {4_000, 16_384}};
 
     /**
      * One generated node.
@@ -43,12 +45,13 @@ final class PropertyPools {
      * @param domainOfGpu  NVLink domain id per GPU slot (-1 = no NVLink); only the first {@code gpus} count
      * @param unhealthy    per GPU slot, unhealthy at registration
      * @param cordoned     cordoned before the run starts
+     * @param host         index into {@link #HOSTS}: the node's host CPU and memory
      */
-    record NodeGen(int model, int gpus, double oversub, int split, List<Integer> domainOfGpu, List<Boolean> unhealthy, boolean cordoned) {
+    record NodeGen(int model, int gpus, double oversub, int split, List<Integer> domainOfGpu, List<Boolean> unhealthy, boolean cordoned, int host) {
         @Override
         public String toString() {
             return MODELS.get(model).id() + "x" + gpus + "(os=" + oversub + ",split=" + split + ",dom=" + domainOfGpu.subList(0, gpus)
-                    + ",bad=" + unhealthyIndices() + (cordoned ? ",cordoned" : "") + ")";
+                    + ",bad=" + unhealthyIndices() + (cordoned ? ",cordoned" : "") + ",host=" + HOSTS[host][0] + "m/" + HOSTS[host][1] + "MiB)";
         }
 
         List<Integer> unhealthyIndices() {
@@ -68,7 +71,10 @@ final class PropertyPools {
                 ? Arbitraries.integers().between(0, 9).map(x -> x == 0).list().ofSize(8)
                 : Arbitraries.just(List.of(false, false, false, false, false, false, false, false));
         Arbitrary<Boolean> cordoned = withFaults ? Arbitraries.integers().between(0, 7).map(x -> x == 0) : Arbitraries.just(false);
-        return Combinators.combine(model, gpus, oversub, split, domains, unhealthy, cordoned).as(NodeGen::new);
+        Arbitrary<Integer> host = Arbitraries.frequencyOf(
+                net.jqwik.api.Tuple.of(2, Arbitraries.just(0)),
+                net.jqwik.api.Tuple.of(1, Arbitraries.integers().between(1, HOSTS.length - 1)));
+        return Combinators.combine(model, gpus, oversub, split, domains, unhealthy, cordoned, host).as(NodeGen::new);
     }
 
     static Arbitrary<List<NodeGen>> clusters(int maxNodes, boolean withFaults) {
@@ -88,7 +94,7 @@ final class PropertyPools {
                 int d = g.domainOfGpu().get(k);
                 if (d >= 0 && m.hasNvlink()) byDomain.computeIfAbsent(d, x -> new ArrayList<>()).add(k);
             }
-            nodes.add(new NodeSpec(name, devs, 96_000, 1 << 20, new ArrayList<>(byDomain.values()), g.oversub(), g.split(), Map.of()));
+            nodes.add(new NodeSpec(name, devs, HOSTS[g.host()][0], HOSTS[g.host()][1], new ArrayList<>(byDomain.values()), g.oversub(), g.split(), Map.of()));
         }
         return new ClusterSpec(nodes);
     }
@@ -112,12 +118,13 @@ final class PropertyPools {
 
     // ---- snapshots of the capacity state ----------------------------------------------------------
 
-    /** Everything observable about the capacity state: per GPU free compute, memory, tasks; per node aggregates. */
+    /** Everything observable about the capacity state: per GPU free compute, memory, tasks; per node aggregates and free host. */
     static String snapshot(ClusterState c) {
         StringBuilder sb = new StringBuilder();
         for (NodeState n : c.nodes()) {
             sb.append(n.name()).append(n.cordoned() ? "[C]" : "").append(" ffg=").append(n.fullyFreeGpus())
-                    .append(" maxShare=").append(n.maxShareableMilli()).append(" nvl=").append(n.maxIdleInNvlinkDomain()).append(" used=").append(n.usedMilli()).append(" {");
+                    .append(" maxShare=").append(n.maxShareableMilli()).append(" nvl=").append(n.maxIdleInNvlinkDomain()).append(" used=").append(n.usedMilli())
+                    .append(" host=").append(n.freeCpuMilli()).append('/').append(n.freeHostMemoryMib()).append(" {");
             for (int g = 0; g < n.gpuCount(); g++) {
                 sb.append(g).append(':').append(n.freeMilli(g)).append('/').append(n.freeMemoryMib(g)).append('/').append(n.tasks(g))
                         .append(n.healthy(g) ? "" : "!").append(' ');

@@ -11,6 +11,7 @@ import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.GpuShare;
+import io.gpupool.model.HostResources;
 import io.gpupool.model.JobSpec;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -33,12 +34,12 @@ final class SchedulerOps {
     static final List<String> PLACEMENTS = List.of("binpack,topology", "spread", "fgd", "best-fit", "fgd,topology",
             "binpack;limit=1", "spread;gpu=binpack;limit=0", "best-fit:2,spread:1;gpu=fgd");
 
-    /** A generated job. kind 0 = whole GPUs, 1 = fractional share, 2 = gang of replicas. */
+    /** A generated job. kind 0 = whole GPUs, 1 = fractional share, 2 = gang of replicas; host per replica (often none). */
     record JobGen(int kind, int replicas, int perReplica, int milli, long memMib, int allowedMask, boolean nvlink,
-                  int priority, int tenant, boolean preemptible, int durationSec, boolean estimate) {
+                  int priority, int tenant, boolean preemptible, int durationSec, boolean estimate, HostResources host) {
         JobSpec spec(String id, long nowMs) {
             JobSpec.Builder b = JobSpec.builder(id).submitMs(nowMs).tenant("t" + tenant).priority(priority).preemptible(preemptible)
-                    .requireNvlink(nvlink);
+                    .requireNvlink(nvlink).host(host);
             switch (kind) {
                 case 1 -> b.shape(1, 1).share(new GpuShare(milli, memMib));
                 case 2 -> b.shape(replicas, perReplica);
@@ -74,10 +75,17 @@ final class SchedulerOps {
         Arbitrary<Boolean> preemptible = Arbitraries.integers().between(0, 4).map(x -> x != 0);
         Arbitrary<Integer> duration = Arbitraries.integers().between(1, 20_000);
         Arbitrary<Boolean> estimate = Arbitraries.of(true, false);
+        // host requests on the scale of the generated nodes' hosts (PropertyPools.HOSTS): some fit only the roomy ones
+        Arbitrary<HostResources> host = Arbitraries.frequencyOf(
+                net.jqwik.api.Tuple.of(3, Arbitraries.just(HostResources.NONE)),
+                net.jqwik.api.Tuple.of(2, Combinators.combine(Arbitraries.longs().between(0, 20_000), Arbitraries.longs().between(0, 100_000))
+                        .as(HostResources::new)));
         // Combinators take at most 8: combine in two steps
         Arbitrary<int[]> shape = Combinators.combine(kind, replicas, perReplica, milli).as((k, r, p, m) -> new int[] {k, r, p, m});
-        return Combinators.combine(shape, mem, allowed, nvlink, priority, tenant, preemptible, Combinators.combine(duration, estimate).as((d, e) -> new Object[] {d, e}))
-                .as((s, m, a, n, p, t, pre, de) -> new JobGen(s[0], s[1], s[2], s[3], m, a, n, p, t, pre, (Integer) de[0], (Boolean) de[1]));
+        return Combinators.combine(shape, mem, allowed, nvlink, priority, tenant, preemptible,
+                        Combinators.combine(duration, estimate, host).as((d, e, h) -> new Object[] {d, e, h}))
+                .as((s, m, a, n, p, t, pre, de) -> new JobGen(s[0], s[1], s[2], s[3], m, a, n, p, t, pre, (Integer) de[0], (Boolean) de[1],
+                        (HostResources) de[2]));
     }
 
     /** One operation of a random stream. */
@@ -194,6 +202,7 @@ final class SchedulerOps {
         s.checkConsistency();
         Map<Long, long[]> use = new HashMap<>();
         Map<String, Double> heldByTenant = new HashMap<>();
+        Map<Integer, long[]> hostUse = new HashMap<>();
         for (JobState j : s.runningJobs()) {
             assertThat(j.status()).isEqualTo(JobStatus.RUNNING);
             JobSpec spec = j.spec();
@@ -233,6 +242,19 @@ final class SchedulerOps {
                 }
             }
             heldByTenant.merge(spec.tenant(), j.gpuUnits(), Double::sum);
+            assertThat(a.hostPerReplica()).as("job %s holds the host resources it asked for", j.id()).isEqualTo(spec.host());
+            for (List<GpuGrant> rep : a.replicas()) {
+                long[] h = hostUse.computeIfAbsent(rep.getFirst().node(), k -> new long[2]);
+                h[0] += spec.host().cpuMilli();
+                h[1] += spec.host().memoryMib();
+            }
+        }
+        for (NodeState n : s.cluster().nodes()) {
+            long[] h = hostUse.getOrDefault(n.id(), new long[2]);
+            assertThat(h[0]).as("%s host CPU granted = capacity - free, within capacity", n.name())
+                    .isEqualTo(n.spec().cpuMilli() - n.freeCpuMilli()).isLessThanOrEqualTo(n.spec().cpuMilli());
+            assertThat(h[1]).as("%s host memory granted = capacity - free, within capacity", n.name())
+                    .isEqualTo(n.spec().memoryMib() - n.freeHostMemoryMib()).isLessThanOrEqualTo(n.spec().memoryMib());
         }
         for (NodeState n : s.cluster().nodes()) {
             for (int g = 0; g < n.gpuCount(); g++) {

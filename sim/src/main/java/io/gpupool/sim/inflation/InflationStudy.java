@@ -21,8 +21,11 @@ import java.util.SplittableRandom;
  * pool's GPUs left unallocated: a placement that fragments less keeps allocating longer.
  *
  * <p>Each task goes through {@link Scheduler#submit} and one round ({@code fcfs}, one task queued), so
- * admission, filters, the GPU policy and the scorers are exactly the engine's; the scheduler also learns
- * the task mix FGD measures fragmentation against from the tasks submitted.
+ * admission, filters, the GPU policy and the scorers are exactly the engine's. The task mix FGD measures
+ * fragmentation against is known from the start, as in the paper (its typical tasks come from the whole
+ * trace): the scheduler's workload profile observes every task of the list once before the first draw, then
+ * learns from the tasks submitted as usual. Without it, FGD's first decisions would know only the few tasks
+ * drawn so far and break up the rare large hosts that only a rare large task can use.
  */
 public final class InflationStudy {
     /**
@@ -64,6 +67,7 @@ public final class InflationStudy {
 
     public Curve run(String label, PlacementConfig placement) {
         Scheduler scheduler = new Scheduler(cluster, SchedulerConfig.defaults("fcfs").withPlacement(placement));
+        for (JobSpec t : tasks) scheduler.workloadProfile().observe(t);
         SplittableRandom rnd = new SplittableRandom(seed);
         // demand in thousandths of a GPU, kept as integers so that percentages and marks are exact
         long capacity = cluster.totalGpus() * 1000L;
@@ -73,7 +77,7 @@ public final class InflationStudy {
         for (long i = 0; arrived * 100.0 / capacity < maxArrivedPct; i++) {
             JobSpec drawn = tasks.get(rnd.nextInt(tasks.size()));
             JobSpec task = JobSpec.builder("task-" + i).shape(drawn.shape()).share(drawn.share())
-                    .allowedModels(drawn.allowedModels()).submitMs(i).build();
+                    .allowedModels(drawn.allowedModels()).host(drawn.host()).submitMs(i).build();
             long demand = task.gpuMilliDemand();
             arrived += demand;
             SubmitResult r = scheduler.submit(task, i);

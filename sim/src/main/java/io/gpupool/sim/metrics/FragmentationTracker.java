@@ -3,6 +3,7 @@ package io.gpupool.sim.metrics;
 import io.gpupool.engine.placement.ReplicaDemand;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.NodeState;
+import io.gpupool.model.HostResources;
 import io.gpupool.model.JobSpec;
 
 import java.util.ArrayList;
@@ -15,7 +16,8 @@ import java.util.Set;
  * Fragmentation as the free GPU capacity that no queued job can use: a free GPU (or the free part of a
  * shared one) counts when, for every queued job, it is a fragment in the sense of Weng et al. (ATC'23):
  * the job's model is not allowed there, its node lacks the idle GPUs (or, for NVLink replicas, the idle
- * GPUs in one domain) a replica needs, or the GPU's free share or memory is smaller than the job's share.
+ * GPUs in one domain) a replica needs, the GPU's free share or memory is smaller than the job's share, or
+ * the node's host lacks the CPU or memory the job asks for.
  * With nothing queued nothing is fragmented (idle, not stranded). Unhealthy GPUs and cordoned nodes offer
  * no capacity.
  *
@@ -25,20 +27,47 @@ import java.util.Set;
  */
 public final class FragmentationTracker {
     /** What a queued job needs, for this measure: jobs with equal keys are interchangeable. */
-    private record Shape(int gpusPerReplica, boolean exclusive, int milli, long memoryMib, boolean nvlink, Set<String> models) {
+    private record Shape(int gpusPerReplica, boolean exclusive, int milli, long memoryMib, boolean nvlink, Set<String> models, HostResources host) {
         static Shape of(JobSpec s) {
             ReplicaDemand d = ReplicaDemand.of(s);
-            return new Shape(d.gpus(), d.exclusive(), d.milli(), d.memoryMib(), d.requireNvlink() && d.gpus() > 1, s.allowedModels());
+            return new Shape(d.gpus(), d.exclusive(), d.milli(), d.memoryMib(), d.requireNvlink() && d.gpus() > 1, s.allowedModels(), s.host());
         }
 
         boolean allows(String model) { return models.isEmpty() || models.contains(model); }
     }
 
-    /** For one GPU model: the smallest whole-GPU replicas queued, and the queued shares. */
+    /**
+     * For one GPU model: the smallest whole-GPU replicas queued, and the queued shares, of jobs that ask for no
+     * host resources; jobs that do are kept apart ({@code withHost}) and count only on nodes whose host has room.
+     */
     private static final class ModelNeeds {
         int minWhole = Integer.MAX_VALUE;       // replica size without NVLink requirement
         int minNvlink = Integer.MAX_VALUE;      // replica size that must sit in one NVLink domain
         final List<ReplicaDemand> shares = new ArrayList<>();
+        final List<Shape> withHost = new ArrayList<>();
+
+        void add(Shape s) {
+            if (!s.exclusive()) shares.add(new ReplicaDemand(1, s.milli(), s.memoryMib(), false, false));
+            else if (s.nvlink()) minNvlink = Math.min(minNvlink, s.gpusPerReplica());
+            else minWhole = Math.min(minWhole, s.gpusPerReplica());
+        }
+
+        /** A share that needs no more compute and no more memory than another makes the other redundant. */
+        void sortShares() {
+            shares.sort((a, b) -> a.milli() != b.milli() ? Integer.compare(a.milli(), b.milli()) : Long.compare(a.memoryMib(), b.memoryMib()));
+        }
+
+        /** These needs plus those of the host-asking jobs this node's host can take now. */
+        ModelNeeds on(NodeState n) {
+            if (withHost.isEmpty()) return this;
+            ModelNeeds m = new ModelNeeds();
+            m.minWhole = minWhole;
+            m.minNvlink = minNvlink;
+            m.shares.addAll(shares);
+            for (Shape s : withHost) if (n.hostFits(s.host().cpuMilli(), s.host().memoryMib())) m.add(s);
+            m.sortShares();
+            return m;
+        }
     }
 
     private final ClusterState cluster;
@@ -111,12 +140,10 @@ public final class FragmentationTracker {
             ModelNeeds m = new ModelNeeds();
             for (Shape s : queued.keySet()) {
                 if (!s.allows(model)) continue;
-                if (!s.exclusive()) m.shares.add(new ReplicaDemand(1, s.milli(), s.memoryMib(), false, false));
-                else if (s.nvlink()) m.minNvlink = Math.min(m.minNvlink, s.gpusPerReplica());
-                else m.minWhole = Math.min(m.minWhole, s.gpusPerReplica());
+                if (s.host().requested()) m.withHost.add(s);
+                else m.add(s);
             }
-            // a share that needs no more compute and no more memory than another makes the other redundant
-            m.shares.sort((a, b) -> a.milli() != b.milli() ? Integer.compare(a.milli(), b.milli()) : Long.compare(a.memoryMib(), b.memoryMib()));
+            m.sortShares();
             out.put(model, m);
         }
         return out;
@@ -124,7 +151,7 @@ public final class FragmentationTracker {
 
     private long fragmentedOn(NodeState n) {
         if (n.cordoned()) return 0;
-        ModelNeeds m = needs.get(n.model().id());
+        ModelNeeds m = needs.get(n.model().id()).on(n);
         int idle = n.fullyFreeGpus();
         int[] idleInDomain = m.minNvlink == Integer.MAX_VALUE ? null : idlePerDomain(n);
         long frag = 0;

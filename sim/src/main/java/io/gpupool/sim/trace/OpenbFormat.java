@@ -2,6 +2,7 @@ package io.gpupool.sim.trace;
 
 import io.gpupool.model.GangShape;
 import io.gpupool.model.GpuShare;
+import io.gpupool.model.HostResources;
 import io.gpupool.model.JobSpec;
 
 /**
@@ -11,8 +12,9 @@ import io.gpupool.model.JobSpec;
  * whole GPUs. {@code gpu_spec} lists the allowed models ({@code V100M16|V100M32}, catalog aliases).
  * Replay: submit at {@code creation_time}, run from {@code scheduled_time} to {@code deletion_time}
  * (seconds). CPU-only pods and pods never scheduled in the original cluster are counted and left out.
- * The QoS class ({@code LS}, {@code BE}) becomes the job name. Host CPU and memory are not modelled:
- * gpupool places GPUs.
+ * The QoS class ({@code LS}, {@code BE}) becomes the job name. {@code cpu_milli} and {@code memory_mib}
+ * become the job's host request (split evenly over its replicas) when the pool's nodes declare host CPU and
+ * memory ({@link TraceContext#hostResources()}, as the openb node list does); otherwise they are not read.
  *
  * <p>{@link #shapesOnly()} reads just the GPU demand (the inflation study needs no times; the
  * multigpu50 variant has none).
@@ -37,7 +39,7 @@ public final class OpenbFormat implements TraceFormat {
 
     @Override
     public String description() {
-        return "Alibaba openb pod list: name,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time,scheduled_time (s); nodes from --nodes";
+        return "Alibaba openb pod list: name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time,scheduled_time (s); nodes from --nodes";
     }
 
     @Override
@@ -65,13 +67,22 @@ public final class OpenbFormat implements TraceFormat {
             if (deleted <= scheduled) throw row.error("deletion_time", "must be after scheduled_time " + scheduled + ", got " + deleted);
             runSec = deleted - scheduled;
         }
+        GangShape shape = GangShape.forGpuCount(gpus, Math.max(gpus, context.maxGpusPerReplica()));
         JobSpec.Builder b = JobSpec.builder(name)
                 .submitMs(submitSec * 1000 - shiftMs)
-                .shape(GangShape.forGpuCount(gpus, Math.max(gpus, context.maxGpusPerReplica())))
+                .shape(shape)
                 .share(new GpuShare(milli, 0))
                 .allowedModels(models);
+        if (context.hostResources()) b.host(hostPerReplica(row, shape.replicas()));
         String qos = row.optional("qos");
         if (qos != null) b.name(qos);
         return GpupoolCsvFormat.build(row, b, runSec);
+    }
+
+    /** The pod's CPU and memory (absent: none), each replica taking an equal part, rounded up. */
+    private static HostResources hostPerReplica(Row row, int replicas) {
+        long cpu = row.optionalInteger("cpu_milli", 0, Long.MAX_VALUE / 2, 0);
+        long mem = row.optionalInteger("memory_mib", 0, Long.MAX_VALUE / 2, 0);
+        return new HostResources(Math.ceilDiv(cpu, replicas), Math.ceilDiv(mem, replicas));
     }
 }

@@ -1,6 +1,9 @@
 package io.gpupool.sim.inflation;
 
+import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.ClusterSpecs;
+import io.gpupool.model.GpuDevice;
+import io.gpupool.model.NodeSpec;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.JobSpec;
 import io.gpupool.model.SpecException;
@@ -49,6 +52,18 @@ class InflationStudyTest {
         assertThat(prev).isGreaterThanOrEqualTo(110);
         // the same draws and seed: the same curve
         assertThat(study.run("fgd", InflationStudy.placement("fgd"))).isEqualTo(fgd);
+    }
+
+    @Test
+    void tasksKeepTheirHostRequestSoCpuCanStrandGpus() {
+        // one node of 2 T4s with 8 cores; every task asks 1 GPU and 6 cores: the second GPU is never allocated
+        var gpus = java.util.stream.IntStream.range(0, 2).mapToObj(i -> new GpuDevice(i, "GPU-" + i, CATALOG.require("T4", "test"), true)).toList();
+        var pool = new ClusterSpec(List.of(new NodeSpec("n0", gpus, 8_000, 65_536, List.of(), 1.0, 10, java.util.Map.of())));
+        var study = new InflationStudy(pool, List.of(JobSpec.builder("t").gpus(1).host(6_000, 1024).build()), 1, 100, 5);
+        InflationStudy.Point last = study.run("fgd", InflationStudy.placement("fgd")).curve().getLast();
+        assertThat(last.arrivedPct()).isEqualTo(100.0);
+        assertThat(last.allocatedPct()).isEqualTo(50.0);
+        assertThat(last.unallocatedGpus()).isEqualTo(1.0);
     }
 
     @Test

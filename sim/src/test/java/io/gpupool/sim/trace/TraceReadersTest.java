@@ -2,6 +2,7 @@ package io.gpupool.sim.trace;
 
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.GpuCatalog;
+import io.gpupool.model.HostResources;
 import io.gpupool.model.SpecException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -190,6 +191,23 @@ class TraceReadersTest {
         TraceFile shapes = TraceFile.open(r, OpenbFormat.shapesOnly(), TraceContext.standard(), false);
         assertThat(all(shapes)).singleElement().satisfies(j -> assertThat(j.spec().share().milli()).isEqualTo(500));
         assertThatThrownBy(() -> open(r, "openb", false)).hasMessageContaining("field 'creation_time': required column missing");
+    }
+
+    @Test
+    void openbHostCpuAndMemoryBecomeTheJobsHostRequestWhereThePoolDeclaresHostCapacity() throws IOException {
+        String head = "name,cpu_milli,memory_mib,num_gpu,gpu_milli";
+        Path p = file("pods-host.csv", head, "pod-a,12000,16384,1,460", "pod-b,88000,393216,8,1000", "pod-c,,,1,1000");
+        Path nodes = file("nodes-host.csv", "sn,cpu_milli,memory_mib,gpu,model", "n0,96000,393216,8,G2");
+        TraceContext withHost = TraceContext.forPool(GpuCatalog.standard(), OpenbNodeList.read(nodes, GpuCatalog.standard()));
+        assertThat(withHost.hostResources()).isTrue();
+        List<TraceJob> jobs = all(TraceFile.open(p, OpenbFormat.shapesOnly(), withHost, false));
+        assertThat(jobs).extracting(j -> j.spec().host()).containsExactly(
+                new HostResources(12_000, 16_384), new HostResources(88_000, 393_216), HostResources.NONE);
+        // a context that does not declare host capacity (or --ignore-host) reads GPUs only
+        assertThat(all(TraceFile.open(p, OpenbFormat.shapesOnly(), TraceContext.standard(), false)))
+                .extracting(j -> j.spec().host()).containsOnly(HostResources.NONE);
+        Path noHost = file("nodes-nohost.csv", "sn,cpu_milli,memory_mib,gpu,model", "n0,96000,393216,8,G2", "n1,0,0,2,T4");
+        assertThat(TraceContext.forPool(GpuCatalog.standard(), OpenbNodeList.read(noHost, GpuCatalog.standard())).hostResources()).isFalse();
     }
 
     @Test

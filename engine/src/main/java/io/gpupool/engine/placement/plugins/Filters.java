@@ -39,4 +39,16 @@ public final class Filters {
             return n.maxShareableMilli() >= d.milli() ? null : "insufficient GPU compute share";
         }
     }
+
+    /** The host's free CPU and memory for the replica's request (jobs that ask for none pass). */
+    public static final class HostFilter implements FilterPlugin {
+        @Override public String name() { return "host"; }
+
+        @Override
+        public String filter(CycleState cycle, ReplicaDemand d, NodeState n) {
+            if (!d.host().requested()) return null;
+            if (n.freeCpuMilli() < d.host().cpuMilli()) return "insufficient host CPU";
+            return n.freeHostMemoryMib() < d.host().memoryMib() ? "insufficient host memory" : null;
+        }
+    }
 }

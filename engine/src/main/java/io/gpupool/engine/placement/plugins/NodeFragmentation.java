@@ -12,8 +12,9 @@ import java.util.List;
  * sum of per-GPU terms, so a grant changes only the terms of the GPUs it touches; for a whole-GPU shape it
  * depends only on the node's usable free compute and its idle-GPU count. So trying a grant costs
  * O(shapes x GPUs granted), not O(shapes x GPUs of the node): the FGD GPU policy tries every GPU of every
- * candidate node. Per-shape values are exact integers, weighted in the same order as a full recomputation,
- * so the result is bit-for-bit the same.
+ * candidate node. A shape the node cannot serve at all (GPU model not allowed, host CPU or memory short)
+ * counts all free compute; a grant's host request can only add shapes to that set. Per-shape values are
+ * exact integers, weighted in the same order as a full recomputation, so the result is bit-for-bit the same.
  */
 final class NodeFragmentation {
     private final NodeState node;
@@ -22,7 +23,8 @@ final class NodeFragmentation {
     private final boolean[] idle;
     private final long[] perShape;
     private final long[] scratch;
-    private final boolean[] barred;      // shapes whose GPU models exclude this node's: all free capacity is fragment
+    private final boolean[] barred;      // shapes this node cannot serve (model, host): all free capacity is fragment
+    private final boolean anyHost;       // whether some shape asks for host resources
     private long freeTotal;
     private int idleCount;
 
@@ -42,9 +44,11 @@ final class NodeFragmentation {
         perShape = new long[shapes.size()];
         scratch = new long[shapes.size()];
         barred = new boolean[shapes.size()];
+        boolean host = false;
         for (int s = 0; s < perShape.length; s++) {
             WorkloadProfile.Shape shape = shapes.get(s);
-            barred[s] = !shape.allows(n.model().id());
+            host |= shape.host().requested();
+            barred[s] = !shape.allows(n.model().id()) || !n.hostFits(shape.host().cpuMilli(), shape.host().memoryMib());
             if (barred[s]) {
                 perShape[s] = freeTotal;
             } else if (shape.milli() < 1000) {
@@ -55,6 +59,7 @@ final class NodeFragmentation {
                 perShape[s] = wholeTerm(freeTotal, idleCount, shape.gpus());
             }
         }
+        anyHost = host;
     }
 
     /** Fragmentation now, in thousandths of a GPU. */
@@ -77,9 +82,12 @@ final class NodeFragmentation {
                 if (milli < 1000 && !barred[s]) scratch[s] += fractionalTerm(left, milli) - fractionalTerm(before, milli);
             }
         }
+        boolean hostTaken = anyHost && grant.host().requested();
+        long cpuLeft = node.freeCpuMilli() - grant.host().cpuMilli();
+        long memLeft = node.freeHostMemoryMib() - grant.host().memoryMib();
         for (int s = 0; s < scratch.length; s++) {
             WorkloadProfile.Shape shape = shapes.get(s);
-            if (barred[s]) scratch[s] = total;
+            if (barred[s] || hostTaken && (cpuLeft < shape.host().cpuMilli() || memLeft < shape.host().memoryMib())) scratch[s] = total;
             else if (shape.milli() >= 1000) scratch[s] = wholeTerm(total, idleAfter, shape.gpus());
         }
         return weighted(scratch);

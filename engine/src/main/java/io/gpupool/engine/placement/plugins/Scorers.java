@@ -37,12 +37,21 @@ public final class Scorers {
         @Override public String defaultGpuPolicy() { return "spread"; }
     }
 
-    /** Least capacity left over of the kind the job uses: idle GPUs for whole GPUs, the share on the chosen GPU. */
+    /**
+     * Least capacity left over of the kind the job uses: idle GPUs for whole GPUs, the share on the chosen GPU.
+     * A job that asks for host resources weighs GPU and CPU left half and half, each over the pool's largest
+     * node (the FGD paper's best-fit baseline).
+     */
     public static final class BestFit implements ScorePlugin {
         @Override public String name() { return "best-fit"; }
 
         @Override
         public double score(CycleState c, ReplicaDemand d, NodeState n, int[] gpus) {
+            if (d.host().requested()) {
+                double gpuLeft = (n.freeMilliTotal() - demandMilli(d)) / (1000.0 * c.cluster().maxGpusPerNode());
+                double cpuLeft = (n.freeCpuMilli() - d.host().cpuMilli()) / (double) Math.max(1, c.cluster().maxCpuMilliPerNode());
+                return -(0.5 * gpuLeft + 0.5 * cpuLeft);
+            }
             if (d.exclusive()) return -(n.fullyFreeGpus() - d.gpus());
             return -(n.freeMilli(gpus[0]) - d.milli());
         }
