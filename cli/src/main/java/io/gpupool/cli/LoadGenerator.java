@@ -2,15 +2,13 @@ package io.gpupool.cli;
 
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +20,9 @@ import java.util.function.BiConsumer;
  * Open-loop load on POST /api/v1/jobs: submissions are sent at a fixed rate whatever the server's speed,
  * and each latency is measured from the moment the request was due, not when it could be sent (no
  * coordinated omission). Every submission carries a unique Idempotency-Key. Used by {@code gpupool
- * loadgen} (docs/benchmarks.md) and by the crash test.
+ * loadgen} (docs/benchmarks.md) and by the crash test. Requests go over a pool of keep-alive connections
+ * ({@link KeepAliveConnection}) rather than the JDK's HttpClient, which spends about as much CPU per request
+ * as the server does: on a 2-core machine the bench would measure its own client.
  *
  * @param tokens      member tokens; request i uses tokens[i % n] (spreads load over tenants and rate limits)
  * @param maxInFlight most requests outstanding at once (the client's connection budget)
@@ -35,12 +35,12 @@ public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, 
     }
 
     public Result run(BiConsumer<String, String> onAck) throws InterruptedException {
-        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
         long[] latencyUs = new long[total];
         Arrays.fill(latencyUs, -1);
         Map<Integer, Long> byStatus = new ConcurrentHashMap<>();
         AtomicLong acked = new AtomicLong();
         Semaphore inFlight = new Semaphore(maxInFlight);
+        ConcurrentLinkedDeque<KeepAliveConnection> idle = new ConcurrentLinkedDeque<>();
         CountDownLatch done = new CountDownLatch(total);
         long periodNanos = (long) (1e9 / ratePerSec);
         long t0 = System.nanoTime();
@@ -54,17 +54,32 @@ public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, 
                 try {
                     String key = keyPrefix + n;
                     int status = 0;
+                    KeepAliveConnection c = idle.pollFirst();
                     try {
-                        HttpResponse<String> r = http.send(request(n, key), HttpResponse.BodyHandlers.ofString());
-                        status = r.statusCode();
+                        KeepAliveConnection.Response r;
+                        if (c == null) {
+                            c = new KeepAliveConnection(server);
+                            r = c.post("/api/v1/jobs", tokens.get(n % tokens.size()), key, body(n));
+                        } else {
+                            try {
+                                r = c.post("/api/v1/jobs", tokens.get(n % tokens.size()), key, body(n));
+                            } catch (IOException stale) {
+                                // the server closed the idle connection: once more on a new one (the key makes it safe)
+                                c.close();
+                                c = new KeepAliveConnection(server);
+                                r = c.post("/api/v1/jobs", tokens.get(n % tokens.size()), key, body(n));
+                            }
+                        }
+                        status = r.status();
                         if (status == 201 || status == 200) {
                             acked.incrementAndGet();
                             if (onAck != null) onAck.accept(key, jobId(r.body()));
                         }
+                        if (r.keepAlive()) idle.addFirst(c);
+                        else c.close();
                     } catch (IOException e) {
                         status = 0;
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
+                        if (c != null) c.close();
                     }
                     latencyUs[n] = (System.nanoTime() - due) / 1000;
                     byStatus.merge(status, 1L, Long::sum);
@@ -76,18 +91,15 @@ public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, 
         }
         done.await(10, TimeUnit.MINUTES);
         double seconds = (System.nanoTime() - t0) / 1e9;
+        idle.forEach(KeepAliveConnection::close);
         long[] lat = Arrays.stream(latencyUs).filter(x -> x >= 0).sorted().toArray();
         return new Result(total, acked.get(), new TreeMap<>(byStatus), seconds, pct(lat, 0.50), pct(lat, 0.95), pct(lat, 0.99),
                 lat.length == 0 ? 0 : lat[lat.length - 1]);
     }
 
-    private HttpRequest request(int n, String key) {
-        String body = "{\"name\":\"load-" + n + "\",\"numGpus\":1,\"gpuMilli\":" + (n % 4 == 0 ? 250 : 1000)
-                + ",\"priority\":" + (n % 3) + ",\"command\":[\"sleep\",\"" + (60 + n % 240) + "\"]}";
-        return HttpRequest.newBuilder(server.resolve("/api/v1/jobs")).timeout(Duration.ofSeconds(60))
-                .header("Authorization", "Bearer " + tokens.get(n % tokens.size()))
-                .header("Content-Type", "application/json").header("Idempotency-Key", key)
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+    private static byte[] body(int n) {
+        return ("{\"name\":\"load-" + n + "\",\"numGpus\":1,\"gpuMilli\":" + (n % 4 == 0 ? 250 : 1000)
+                + ",\"priority\":" + (n % 3) + ",\"command\":[\"sleep\",\"" + (60 + n % 240) + "\"]}").getBytes(StandardCharsets.UTF_8);
     }
 
     private static String jobId(String body) {

@@ -27,12 +27,16 @@ public final class LoadgenCommand implements Callable<Integer> {
     int duration;
     @Option(names = "--tenants", defaultValue = "4", paramLabel = "N", description = "Tenants to spread the load over (default: ${DEFAULT-VALUE}).")
     int tenants;
+    @Option(names = "--warmup", defaultValue = "0", paramLabel = "SEC",
+            description = "Seconds of the same load first, not measured: the server's and this client's JIT settle (default: ${DEFAULT-VALUE}).")
+    int warmup;
     @Option(names = "--max-in-flight", defaultValue = "256", paramLabel = "N", description = "Most outstanding requests (default: ${DEFAULT-VALUE}).")
     int maxInFlight;
 
     @Override
     public Integer call() throws InterruptedException {
         if (rate <= 0 || duration <= 0 || tenants <= 0 || maxInFlight <= 0) throw new SpecException("loadgen", null, "--rate, --duration, --tenants and --max-in-flight must be > 0");
+        if (warmup < 0) throw new SpecException("loadgen", "warmup", "must be >= 0, got " + warmup);
         ApiClient api = client.client();
         PrintWriter out = spec.commandLine().getOut();
         String run = Long.toString(System.currentTimeMillis(), 36);
@@ -42,6 +46,10 @@ public final class LoadgenCommand implements Callable<Integer> {
             api.post("/api/v1/tenants", Map.of("name", name, "weight", 1), null);
             JsonNode tok = api.post("/api/v1/tenants/" + name + "/tokens", Map.of("label", "loadgen"), null);
             tokens.add(tok.path("token").asText());
+        }
+        if (warmup > 0) {
+            LoadGenerator.Result w = new LoadGenerator(URI.create(api.server()), tokens, rate, (int) Math.round(rate * warmup), maxInFlight, "lg-" + run + "-w").run(null);
+            out.printf("warm-up: %d submissions in %.1f s (not measured)%n", w.sent(), w.seconds());
         }
         int total = (int) Math.round(rate * duration);
         out.printf("loadgen: %d submissions at %.0f/s over %d tenants, max %d in flight%n", total, rate, tenants, maxInFlight);

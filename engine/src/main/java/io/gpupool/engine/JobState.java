@@ -21,6 +21,7 @@ public final class JobState {
     int preemptions;
     String waitReason = "not yet considered";
     long reasonRound = -1;
+    String shapeKey; // the scheduler's shape key, computed once: rounds over long queues ask for it per job
     private final RoundNote round;
 
     /** The scheduler's latest round, and why jobs it did not reach are waiting (shared by all jobs). */

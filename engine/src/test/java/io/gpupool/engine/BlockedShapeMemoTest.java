@@ -21,7 +21,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A shape that failed to place is not placed again while the cluster state is unchanged (the scheduler
  * remembers the failure across rounds). That must never change a decision: the same random histories of
  * arrivals, completions, cancellations, cordons and GPU failures give the same starts, preemptions and wait
- * reasons with the memo as without it (a driver filter that passes every node turns it off).
+ * reasons with the memo as without it (a driver filter that passes every node turns it off). The same
+ * comparison covers rounds of arrivals only (Scheduler's settled state, for fair-share and qssf): the
+ * driver filter turns those off too, so the plain scheduler always runs full rounds.
  */
 class BlockedShapeMemoTest {
     private static final FilterPlugin PASS_ALL = new FilterPlugin() {

@@ -13,7 +13,8 @@ import java.util.Map;
 
 /**
  * Weighted fair share across tenants by dominant resource (DRF over GPUs and GPU memory), with decayed
- * usage. Each step takes the oldest pending job of the tenant with the lowest key (share / weight);
+ * usage. Each step takes the oldest pending job of the tenant with the lowest key (share / weight; on a tie,
+ * the tenant whose oldest pending job arrived first);
  * tenants below their guarantee go first. Idle quota is lent: a tenant may run beyond its guarantee
  * with preemptible jobs, and a tenant below its guarantee reclaims by preempting such borrowers.
  */
@@ -24,41 +25,78 @@ public final class FairSharePolicy implements QueuePolicy {
 
     @Override public boolean preemptive() { return true; }
 
+    @Override public boolean arrivalsOnlyWhenSettled() { return true; }
+
+    private static final Comparator<JobState> ARRIVAL = Comparator.comparingLong((JobState j) -> j.spec().submitTimeMs()).thenComparingLong(JobState::seq);
+
+    /**
+     * One tenant's pending jobs in arrival order, with its key cached: a key changes only when the ledger
+     * does (a start or a preemption in this round) or when the tenant's head changes, so a round over a long
+     * queue does not recompute every tenant's key for every job it tries.
+     */
+    private static final class TenantLine {
+        final String tenant;
+        final ArrayDeque<JobState> jobs = new ArrayDeque<>();
+        boolean fresh;
+        boolean under;
+        double key;
+
+        TenantLine(String tenant) { this.tenant = tenant; }
+    }
+
+    /** Lower key first; equal keys go to the tenant whose next job arrived first (whatever jobs the round was given). */
+    private static boolean ranksBefore(TenantLine a, TenantLine b) {
+        if (a.key < b.key - 1e-12) return true;
+        return a.key <= b.key + 1e-12 && ARRIVAL.compare(a.jobs.peek(), b.jobs.peek()) < 0;
+    }
+
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        Map<String, ArrayDeque<JobState>> byTenant = new LinkedHashMap<>();
+        Map<String, TenantLine> byTenant = new LinkedHashMap<>();
         List<JobState> sorted = new ArrayList<>(pending);
-        sorted.sort(Comparator.comparingLong((JobState j) -> j.spec().submitTimeMs()).thenComparingLong(JobState::seq));
-        for (JobState j : sorted) byTenant.computeIfAbsent(j.spec().tenant(), t -> new ArrayDeque<>()).add(j);
+        sorted.sort(ARRIVAL);
+        for (JobState j : sorted) byTenant.computeIfAbsent(j.spec().tenant(), TenantLine::new).jobs.add(j);
+        List<TenantLine> lines = new ArrayList<>(byTenant.values());
         TenantLedger ledger = ctx.ledger();
         return new JobQueue() {
             @Override
             public JobState poll() {
-                String best = null;
-                boolean bestUnder = false;
-                double bestKey = 0;
-                for (var e : byTenant.entrySet()) {
-                    if (e.getValue().isEmpty()) continue;
-                    String t = e.getKey();
-                    boolean under = belowGuarantee(ledger, t, 0);
-                    double key = ledger.fairShareKey(t, e.getValue().peek().gpuUnits());
-                    if (best == null || (under && !bestUnder) || (under == bestUnder && key < bestKey - 1e-12)) {
-                        best = t;
-                        bestUnder = under;
-                        bestKey = key;
+                TenantLine best = null;
+                for (TenantLine l : lines) {
+                    if (l.jobs.isEmpty()) continue;
+                    if (!l.fresh) {
+                        l.under = belowGuarantee(ledger, l.tenant, 0);
+                        // what the tenant holds and has held, not the size of its next job: the order between
+                        // tenants then does not depend on which of their jobs a round tries (a round of arrivals
+                        // only ranks tenants as a full round would)
+                        l.key = ledger.fairShareKey(l.tenant);
+                        l.fresh = true;
                     }
+                    if (best == null || (l.under && !best.under) || (l.under == best.under && ranksBefore(l, best))) best = l;
                 }
-                return best == null ? null : byTenant.get(best).poll();
+                if (best == null) return null;
+                best.fresh = false; // its head changes
+                return best.jobs.poll();
+            }
+
+            @Override
+            public void started(JobState job) {
+                lines.forEach(l -> l.fresh = false); // the ledger changed
             }
 
             @Override
             public void requeue(JobState job) {
-                ArrayDeque<JobState> q = byTenant.computeIfAbsent(job.spec().tenant(), t -> new ArrayDeque<>());
-                List<JobState> all = new ArrayList<>(q);
+                TenantLine line = byTenant.computeIfAbsent(job.spec().tenant(), t -> {
+                    TenantLine l = new TenantLine(t);
+                    lines.add(l);
+                    return l;
+                });
+                List<JobState> all = new ArrayList<>(line.jobs);
                 all.add(job);
-                all.sort(Comparator.comparingLong((JobState j) -> j.spec().submitTimeMs()).thenComparingLong(JobState::seq));
-                q.clear();
-                q.addAll(all);
+                all.sort(ARRIVAL);
+                line.jobs.clear();
+                line.jobs.addAll(all);
+                lines.forEach(l -> l.fresh = false); // the ledger changed
             }
         };
     }

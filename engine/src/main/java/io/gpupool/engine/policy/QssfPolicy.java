@@ -14,6 +14,8 @@ public final class QssfPolicy implements QueuePolicy {
 
     @Override public BlockingMode blocking() { return BlockingMode.SKIP; }
 
+    @Override public boolean arrivalsOnlyWhenSettled() { return true; }
+
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
         java.util.Map<JobState, Double> service = new java.util.IdentityHashMap<>();

@@ -35,6 +35,18 @@ public interface QueuePolicy {
     }
 
     /** Whether the policy preempts at all (lets the dispatcher skip victim search). */
+    /**
+     * Whether a round after a settled one (it started and preempted nothing, and since then only jobs arrived,
+     * the cluster unchanged) may try only the arrivals: true where a job refused then is refused again whatever
+     * the time, because the policy's refusals depend only on the cluster, the ledger's held GPUs and the
+     * configuration (its order may change with time: that does not matter when every older job is refused).
+     * False (the default) for time-dependent rules: reservations from expected ends, attained service, strict
+     * order behind a blocked head.
+     */
+    default boolean arrivalsOnlyWhenSettled() {
+        return false;
+    }
+
     default boolean preemptive() {
         return false;
     }
