@@ -14,13 +14,12 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.BiConsumer;
 
 /**
  * Open-loop load on POST /api/v1/jobs: submissions are sent at a fixed rate whatever the server's speed,
  * and each latency is measured from the moment the request was due, not when it could be sent (no
  * coordinated omission). Every submission carries a unique Idempotency-Key. Used by {@code gpupool
- * loadgen} (docs/benchmarks.md) and by the crash test. Requests go over a pool of keep-alive connections
+ * loadgen} (docs/benchmarks.md). Requests go over a pool of keep-alive connections
  * ({@link KeepAliveConnection}) rather than the JDK's HttpClient, which spends about as much CPU per request
  * as the server does: on a 2-core machine the bench would measure its own client.
  *
@@ -34,7 +33,7 @@ public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, 
         public double ackedPerSec() { return acked / seconds; }
     }
 
-    public Result run(BiConsumer<String, String> onAck) throws InterruptedException {
+    public Result run() throws InterruptedException {
         long[] latencyUs = new long[total];
         Arrays.fill(latencyUs, -1);
         Map<Integer, Long> byStatus = new ConcurrentHashMap<>();
@@ -55,26 +54,23 @@ public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, 
                     String key = keyPrefix + n;
                     int status = 0;
                     KeepAliveConnection c = idle.pollFirst();
+                    boolean reused = c != null;
+                    String token = tokens.get(n % tokens.size());
+                    byte[] json = body(n);
                     try {
+                        if (c == null) c = new KeepAliveConnection(server);
                         KeepAliveConnection.Response r;
-                        if (c == null) {
+                        try {
+                            r = c.post("/api/v1/jobs", token, key, json);
+                        } catch (IOException stale) {
+                            if (!reused) throw stale;
+                            // the server closed the idle connection: once more on a new one (the key makes it safe)
+                            c.close();
                             c = new KeepAliveConnection(server);
-                            r = c.post("/api/v1/jobs", tokens.get(n % tokens.size()), key, body(n));
-                        } else {
-                            try {
-                                r = c.post("/api/v1/jobs", tokens.get(n % tokens.size()), key, body(n));
-                            } catch (IOException stale) {
-                                // the server closed the idle connection: once more on a new one (the key makes it safe)
-                                c.close();
-                                c = new KeepAliveConnection(server);
-                                r = c.post("/api/v1/jobs", tokens.get(n % tokens.size()), key, body(n));
-                            }
+                            r = c.post("/api/v1/jobs", token, key, json);
                         }
                         status = r.status();
-                        if (status == 201 || status == 200) {
-                            acked.incrementAndGet();
-                            if (onAck != null) onAck.accept(key, jobId(r.body()));
-                        }
+                        if (status == 201 || status == 200) acked.incrementAndGet();
                         if (r.keepAlive()) idle.addFirst(c);
                         else c.close();
                     } catch (IOException e) {
@@ -100,11 +96,6 @@ public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, 
     private static byte[] body(int n) {
         return ("{\"name\":\"load-" + n + "\",\"numGpus\":1,\"gpuMilli\":" + (n % 4 == 0 ? 250 : 1000)
                 + ",\"priority\":" + (n % 3) + ",\"command\":[\"sleep\",\"" + (60 + n % 240) + "\"]}").getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static String jobId(String body) {
-        int i = body.indexOf("\"id\":\"");
-        return i < 0 ? null : body.substring(i + 6, body.indexOf('"', i + 6));
     }
 
     private static long pct(long[] sorted, double q) {

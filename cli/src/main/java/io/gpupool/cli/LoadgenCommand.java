@@ -48,13 +48,13 @@ public final class LoadgenCommand implements Callable<Integer> {
             tokens.add(tok.path("token").asText());
         }
         if (warmup > 0) {
-            LoadGenerator.Result w = new LoadGenerator(URI.create(api.server()), tokens, rate, (int) Math.round(rate * warmup), maxInFlight, "lg-" + run + "-w").run(null);
+            LoadGenerator.Result w = new LoadGenerator(URI.create(api.server()), tokens, rate, (int) Math.round(rate * warmup), maxInFlight, "lg-" + run + "-w").run();
             out.printf("warm-up: %d submissions in %.1f s (not measured)%n", w.sent(), w.seconds());
         }
         int total = (int) Math.round(rate * duration);
         out.printf("loadgen: %d submissions at %.0f/s over %d tenants, max %d in flight%n", total, rate, tenants, maxInFlight);
         out.flush();
-        LoadGenerator.Result r = new LoadGenerator(URI.create(api.server()), tokens, rate, total, maxInFlight, "lg-" + run + "-").run(null);
+        LoadGenerator.Result r = new LoadGenerator(URI.create(api.server()), tokens, rate, total, maxInFlight, "lg-" + run + "-").run();
         out.printf("sent %d, acknowledged %d (%.0f/s) in %.1f s; answers by status %s%n", r.sent(), r.acked(), r.ackedPerSec(), r.seconds(), r.byStatus());
         out.printf("latency ms: p50 %.1f  p95 %.1f  p99 %.1f  max %.1f%n", r.p50Us() / 1000.0, r.p95Us() / 1000.0, r.p99Us() / 1000.0, r.maxUs() / 1000.0);
         return r.acked() == r.sent() ? 0 : 1;
