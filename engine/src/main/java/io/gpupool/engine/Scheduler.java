@@ -67,14 +67,13 @@ public final class Scheduler {
     // (long replays have millions of rounds where only arrivals happen).
     private final Map<String, String> blockedShapes = new HashMap<>();
     private long blockedAtVersion = -1;
-    // What a round that started and preempted nothing left behind (null after any other round). While the cluster
-    // (its version also moves with every start, end, cordon, health or node change, and with them the ledger's
-    // held GPUs), the configuration and the placement are those, the scheduler is settled: for a policy whose
-    // refusals do not depend on time (QueuePolicy.arrivalsOnlyWhenSettled) the next round need only try the
-    // arrivals, since every older job would be refused again. A service with tens of thousands of queued jobs on
-    // a full pool then pays per round for what arrived, not for the whole queue.
-    private record Settled(long clusterVersion, SchedulerConfig config, PlacementPipeline pipeline) {}
-    private Settled settled;
+    // A settled scheduler: the last round started and preempted nothing, and since then only jobs arrived
+    // (every other change clears the flag) with the cluster still at settledVersion. For a policy whose
+    // refusals do not depend on time (QueuePolicy.arrivalsOnlyWhenSettled), the next round need only try the
+    // arrivals: every older job would be refused again. A service with tens of thousands of queued jobs on a
+    // full pool then pays per round for what arrived, not for the whole queue.
+    private boolean settled;
+    private long settledVersion = -1;
     private final List<JobState> arrivals = new ArrayList<>();
 
     /** A reservation of GPUs for a blocked job from {@code atMs} (EASY backfill). */
@@ -96,6 +95,7 @@ public final class Scheduler {
 
     /** Applies a new policy, placement and tenant configuration; running jobs keep their GPUs. */
     public void reconfigure(SchedulerConfig newConfig) {
+        settled = false;
         QueuePolicy p = PolicyRegistry.create(newConfig.policy());
         if (p.name().equals("srtf-oracle") && oracle == null) {
             throw new io.gpupool.model.SpecException("scheduler", "policy", "srtf-oracle needs true run times, which only the simulator knows");
@@ -114,11 +114,13 @@ public final class Scheduler {
     }
 
     public void setPredictor(RuntimePredictor predictor) {
+        settled = false;
         this.predictor = Objects.requireNonNull(predictor);
     }
 
     /** Batch mode: each round first starts what the placer picks from the head of the queue; null = off. */
     public void setBatchPlacer(BatchPlacer placer) {
+        settled = false;
         this.batchPlacer = placer;
     }
 
@@ -146,6 +148,7 @@ public final class Scheduler {
 
     /** A running job finished. */
     public void complete(String jobId, long nowMs) {
+        settled = false;
         advanceTo(nowMs);
         JobState job = require(jobId);
         if (job.status != JobStatus.RUNNING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not RUNNING");
@@ -157,6 +160,7 @@ public final class Scheduler {
 
     /** Cancels a pending or running job; false when it had already ended. */
     public boolean cancel(String jobId, long nowMs) {
+        settled = false;
         advanceTo(nowMs);
         JobState job = require(jobId);
         if (job.status.terminal()) return false;
@@ -173,6 +177,7 @@ public final class Scheduler {
 
     /** Stops a running job and puts it back in the queue with its attained service (drain, admin). */
     public void preempt(String jobId, long nowMs) {
+        settled = false;
         advanceTo(nowMs);
         JobState job = require(jobId);
         if (job.status != JobStatus.RUNNING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not RUNNING");
@@ -185,6 +190,7 @@ public final class Scheduler {
      * the caller's. On failure the job stays pending and the result says why.
      */
     public PlacementResult startOn(String jobId, String node, long nowMs) {
+        settled = false;
         advanceTo(nowMs);
         JobState job = require(jobId);
         if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
@@ -204,6 +210,7 @@ public final class Scheduler {
      * A start time after {@code nowMs} (clock skew) is clamped to it.
      */
     public SubmitResult restoreRunning(JobSpec spec, Allocation allocation, long startedMs, long nowMs) {
+        settled = false;
         advanceTo(nowMs);
         if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), "job id " + spec.id() + " already exists");
         if (allocation.replicas().size() != spec.shape().replicas()
@@ -256,7 +263,7 @@ public final class Scheduler {
     /** One scheduling round at {@code nowMs}. */
     public RoundResult schedule(long nowMs) {
         advanceTo(nowMs);
-        boolean onlyArrivals = new Settled(cluster.version(), config, pipeline).equals(settled) && policy.arrivalsOnlyWhenSettled()
+        boolean onlyArrivals = settled && cluster.version() == settledVersion && policy.arrivalsOnlyWhenSettled()
                 && standing == null && batchPlacer == null && pipeline.dependsOnlyOnClusterState();
         if (!onlyArrivals) {
             // a full round: every pending job gets this round's reason (older jobs keep theirs in a round of arrivals)
@@ -275,7 +282,8 @@ public final class Scheduler {
             if (standing != null) standing.endRound();
         }
         arrivals.clear();
-        settled = result.started().isEmpty() && result.preempted().isEmpty() ? new Settled(cluster.version(), config, pipeline) : null;
+        settled = result.started().isEmpty() && result.preempted().isEmpty();
+        settledVersion = cluster.version();
         return result;
     }
 
@@ -380,10 +388,12 @@ public final class Scheduler {
 
     /** Cordon (no new work) or uncordon a node. */
     public void setCordoned(String node, boolean cordoned) {
+        settled = false;
         cluster.setCordoned(requireNode(node), cordoned);
     }
 
     public void setGpuHealthy(String node, int gpu, boolean healthy) {
+        settled = false;
         int id = requireNode(node);
         if (gpu < 0 || gpu >= cluster.node(id).gpuCount()) throw new IllegalArgumentException("node " + node + " has no GPU " + gpu);
         cluster.setHealthy(id, gpu, healthy);
@@ -391,6 +401,7 @@ public final class Scheduler {
 
     /** Adds a node to the pool (an agent joining); its GPUs count toward tenants' shares from now on. */
     public void addNode(io.gpupool.model.NodeSpec spec) {
+        settled = false;
         cluster.addNode(spec);
         ledger.setCapacity(cluster.totalMilli() / 1000.0, cluster.totalMemoryMib());
     }
