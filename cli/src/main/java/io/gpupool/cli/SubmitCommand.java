@@ -29,6 +29,10 @@ public final class SubmitCommand implements Callable<Integer> {
     Long memMib;
     @Option(names = "--gpu-type", paramLabel = "MODEL", description = "Allowed GPU model (repeatable), e.g. A100-80GB.")
     List<String> gpuTypes = new ArrayList<>();
+    @Option(names = "--cpu", paramLabel = "MILLI", description = "Host CPU each replica needs on its node, in thousandths of a core (1500 = 1.5 cores).")
+    Long cpuMilli;
+    @Option(names = "--host-mem", paramLabel = "MIB", description = "Host RAM each replica needs on its node, in MiB.")
+    Long hostMemMib;
     @Option(names = "--name", paramLabel = "NAME", description = "Job name.")
     String name;
     @Option(names = "--tenant", paramLabel = "T", description = "Tenant (admin tokens only; a member's token implies it).")
@@ -61,6 +65,8 @@ public final class SubmitCommand implements Callable<Integer> {
         if (milli != null) body.put("gpuMilli", milli);
         if (memMib != null) body.put("gpuMemMib", memMib);
         if (!gpuTypes.isEmpty()) body.put("gpuTypes", gpuTypes);
+        if (cpuMilli != null) body.put("cpuMilli", cpuMilli);
+        if (hostMemMib != null) body.put("hostMemMib", hostMemMib);
         if (priority != null) body.put("priority", priority);
         if (estimateSec != null) body.put("estimateSec", estimateSec);
         body.put("command", command);

@@ -142,6 +142,33 @@ class ApiTest {
     }
 
     @Test
+    void host_cpu_and_memory_requests_keep_a_job_off_a_node_whose_cpus_are_taken() throws Exception {
+        TestNode node = new TestNode(s.base, agent, "host-node", "2xA10");   // 8 CPUs, 64,000 MiB of RAM
+        node.register();
+        String t = s.tenantWithToken("hosty", 1);
+        Reply first = s.post("/api/v1/jobs", t, job(1, "gpuTypes", List.of("A10"), "cpuMilli", 6000, "hostMemMib", 16000));
+        assertThat(first.status()).isEqualTo(201);
+        assertThat(first.body().path("cpuMilli").asLong()).isEqualTo(6000);
+        assertThat(first.body().path("hostMemMib").asLong()).isEqualTo(16000);
+        String a = first.text("id");
+        eventually("the first runs", () -> state(a, t).equals("RUNNING"));
+        // one A10 is still free, but only 2 of the node's 8 CPUs are
+        String b = s.post("/api/v1/jobs", t, job(1, "gpuTypes", List.of("A10"), "cpuMilli", 6000)).text("id");
+        eventually("the second waits for CPU", () -> s.get("/api/v1/jobs/" + b, t).text("waitReason").contains("CPU"));
+        assertThat(state(b, t)).isEqualTo("PENDING");
+        assertThat(s.delete("/api/v1/jobs/" + a, t).status()).isEqualTo(200);
+        eventually("the second runs once the CPUs are back", () -> state(b, t).equals("RUNNING"));
+        assertThat(s.delete("/api/v1/jobs/" + b, t).status()).isEqualTo(200);
+
+        Reply never = s.post("/api/v1/jobs", t, job(1, "gpuTypes", List.of("A10"), "cpuMilli", 9000));
+        assertThat(never.status()).as("no A10 node has 9 CPUs").isEqualTo(422);
+        assertThat(s.post("/api/v1/jobs", t, job(1, "cpuMilli", -1)).text("field")).isEqualTo("cpuMilli");
+        assertThat(s.post("/api/v1/jobs", t, job(1, "hostMemMib", "lots")).status()).isEqualTo(400);
+        assertThat(s.get("/api/v1/jobs/" + b, t).body().path("cpuMilli").asLong()).isEqualTo(6000);
+        assertThat(s.get("/api/v1/jobs/" + b, t).body().path("hostMemMib").asLong()).isZero();
+    }
+
+    @Test
     void bad_requests_get_4xx_naming_the_field_and_rule_and_change_nothing() {
         String t = s.tenantWithToken("bad", 1);
         record Case(Object body, int status, String field) {}

@@ -65,6 +65,8 @@ final class JobJson {
         o.put("preemptions", row.preemptions());
         o.put("attempt", row.attempt());
         if (!o.has("restartPolicy")) o.put("restartPolicy", JobRequest.REQUEUE);
+        if (!o.has("cpuMilli")) o.put("cpuMilli", 0);      // the stored form leaves out requests not made
+        if (!o.has("hostMemMib")) o.put("hostMemMib", 0);
         o.set("exitCode", row.exitCode() == null ? null : o.numberNode(row.exitCode()));
         o.put("message", row.message());
         o.put("idempotencyKey", row.idemKey());

@@ -7,6 +7,7 @@ import io.gpupool.model.GangShape;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.GpuModel;
 import io.gpupool.model.GpuShare;
+import io.gpupool.model.HostResources;
 import io.gpupool.model.JobSpec;
 
 import java.util.ArrayList;
@@ -30,17 +31,22 @@ import java.util.regex.Pattern;
  * @param restartPolicy  what happens when a run is lost to the infrastructure (its node lost, its process gone
  *                       while the agent was down): {@link #REQUEUE} (run it again as a new attempt) or {@link #FAIL}.
  *                       A command that exits with a non-zero code fails either way.
+ * @param cpuMilli       host CPU each replica needs on its node, in thousandths of a core (0 = not asked)
+ * @param hostMemMib     host RAM each replica needs on its node, in MiB (0 = not asked)
  */
 public record JobRequest(String name, String tenant, String user, int numGpus, int gpusPerReplica, int gpuMilli,
                          long gpuMemMib, List<String> gpuTypes, int priority, boolean preemptible, boolean requireNvlink,
-                         long estimateSec, List<String> command, Map<String, String> env, String workDir, String restartPolicy) {
+                         long estimateSec, List<String> command, Map<String, String> env, String workDir, String restartPolicy,
+                         long cpuMilli, long hostMemMib) {
 
     public static final String REQUEUE = "requeue";
     public static final String FAIL = "fail";
     public static final Set<String> FIELDS = Set.of("name", "tenant", "user", "numGpus", "gpusPerReplica", "gpuMilli",
             "gpuMemMib", "gpuTypes", "priority", "preemptible", "requireNvlink", "estimateSec", "command", "env", "workDir",
-            "restartPolicy", ModelSizing.FIELD);
+            "restartPolicy", "cpuMilli", "hostMemMib", ModelSizing.FIELD);
     public static final int MAX_GPUS = 512;
+    /** Bounds of the host request per replica: far beyond any server, small enough that sums never overflow. */
+    public static final long MAX_CPU_MILLI = 4_096_000, MAX_HOST_MEM_MIB = 64L * 1024 * 1024;
     private static final Pattern ENV_KEY = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -125,13 +131,15 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         if (!restart.equals(REQUEUE) && !restart.equals(FAIL)) {
             throw ServiceException.invalid("restartPolicy", "must be '" + REQUEUE + "' or '" + FAIL + "', got '" + clip(restart) + "'");
         }
+        long cpuMilli = f.integer("cpuMilli", 0, 0, MAX_CPU_MILLI);
+        long hostMem = f.integer("hostMemMib", 0, 0, MAX_HOST_MEM_MIB);
         return new JobRequest(name, tenant, user, numGpus, perReplica, milli, mem, types, priority, preemptible, nvlink,
-                estimate, command, env, workDir, restart);
+                estimate, command, env, workDir, restart, cpuMilli, hostMem);
     }
 
     public JobRequest withTenant(String t) {
         return new JobRequest(name, t, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, gpuTypes, priority, preemptible,
-                requireNvlink, estimateSec, command, env, workDir, restartPolicy);
+                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib);
     }
 
     /** The engine's view of this job. */
@@ -139,7 +147,8 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         GangShape shape = gpusPerReplica > 0 ? new GangShape(numGpus / gpusPerReplica, gpusPerReplica)
                 : GangShape.forGpuCount(numGpus, GangShape.DEFAULT_MAX_GPUS_PER_REPLICA);
         return new JobSpec(id, tenant, user, name, priority, submitMs, shape, new GpuShare(gpuMilli, gpuMemMib),
-                Set.copyOf(gpuTypes), preemptible, requireNvlink, estimateSec > 0 ? OptionalLong.of(estimateSec * 1000) : OptionalLong.empty());
+                Set.copyOf(gpuTypes), preemptible, requireNvlink, estimateSec > 0 ? OptionalLong.of(estimateSec * 1000) : OptionalLong.empty(),
+                new HostResources(cpuMilli, hostMemMib));
     }
 
     /** Canonical JSON (all fields, fixed order): stored, and compared for idempotent retries. */
@@ -167,6 +176,8 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         if (workDir != null) o.put("workDir", workDir);
         // only when not the default, so jobs stored before restart policies existed keep their canonical form
         if (!restartPolicy.equals(REQUEUE)) o.put("restartPolicy", restartPolicy);
+        if (cpuMilli > 0) o.put("cpuMilli", cpuMilli);
+        if (hostMemMib > 0) o.put("hostMemMib", hostMemMib);
         return o;
     }
 
