@@ -14,6 +14,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.logging.Logger;
 
 /**
  * Gradient-boosted regression trees (XGBoost, through xgboost4j) over the features of {@link FeatureEncoder}.
@@ -26,12 +29,17 @@ import java.util.Map;
  * saw it) and become a training row when it finishes. The trees are retrained from scratch on the latest
  * {@code window} rows whenever the rows added since the last training reach min(retrainEvery, rows at the last
  * training): after {@code minRows}, then at doubling sizes, then every {@code retrainEvery} jobs. Training is
- * synchronous in {@link #observe}; its cost grows linearly with the window (docs/prediction.md has figures).
- * A job's prediction is cached until the next training.
+ * synchronous in {@link #observe} (deterministic: what the simulator needs); its cost grows linearly with the
+ * window (docs/prediction.md has figures). A service that cannot stall its caller for it hands training to
+ * {@link #trainInBackground another thread}: the rows are copied at the trigger, and the new trees are installed
+ * by the first call on the owner's thread after they are ready. A job's prediction is cached until the next training.
+ *
+ * <p>Not thread-safe: one thread owns it (the engine's); only the training itself runs elsewhere.
  */
 public final class GbtPredictor implements PersistentPredictor {
     static final String KIND = "gbt";
     static final int PENDING_CACHE = 200_000;
+    private static final Logger LOG = Logger.getLogger(GbtPredictor.class.getName());
 
     /**
      * @param trees        boosting rounds
@@ -61,6 +69,12 @@ public final class GbtPredictor implements PersistentPredictor {
         }
     }
 
+    /** Rows copied for one training: {@code addedBefore} = rows added since the previous training when it was taken. */
+    private record TrainingSet(float[] flat, float[] labels, int rows, int addedBefore) {}
+
+    /** Trees trained in the background, waiting for the owner thread; {@code booster} null when training failed. */
+    private record Trained(Booster booster, TrainingSet from, long nanos, String error) {}
+
     /** A job predicted but not finished: its features as seen then, and the answer for the model version then. */
     private record Pending(float[] row, JobFeatures features, long ms, long version) {}
 
@@ -77,6 +91,9 @@ public final class GbtPredictor implements PersistentPredictor {
     private long trainings;
     private long trainingNanos;
     private boolean deferTraining;
+    private Executor trainer;                       // null: train synchronously in observe
+    private boolean trainingInFlight;               // owner thread only
+    private final AtomicReference<Trained> ready = new AtomicReference<>();   // set by the trainer, taken by the owner
     private final Map<String, Pending> pending = new LinkedHashMap<>(1024, 0.75f, true) {
         @Override protected boolean removeEldestEntry(Map.Entry<String, Pending> e) {
             return size() > PENDING_CACHE;
@@ -118,8 +135,17 @@ public final class GbtPredictor implements PersistentPredictor {
         return booster != null;
     }
 
+    /**
+     * From now on, trainings that {@link #observe} triggers run on {@code executor} instead of the caller's thread;
+     * until they finish, predictions keep the previous trees. At most one training is in flight.
+     */
+    public void trainInBackground(Executor executor) {
+        this.trainer = executor;
+    }
+
     @Override
     public long predictMs(JobSpec job) {
+        installReady();
         Pending p = pending.get(job.id());
         if (p == null) {
             HistoryPredictor.Answer h = history.answer(job);
@@ -137,6 +163,7 @@ public final class GbtPredictor implements PersistentPredictor {
     @Override
     public void observe(JobSpec job, long runMs) {
         if (runMs <= 0) return;
+        installReady();
         Pending p = pending.remove(job.id());
         float[] row;
         if (p != null) {
@@ -148,9 +175,45 @@ public final class GbtPredictor implements PersistentPredictor {
         history.observe(job, runMs);
         add(row, (float) (Math.log(runMs / 1000.0) - row[FeatureEncoder.HISTORY_LN_SECONDS]));
         addedSinceTraining++;
-        if (!deferTraining && rows.size() >= settings.minRows() && addedSinceTraining >= Math.min(settings.retrainEvery(), Math.max(rowsAtTraining, settings.minRows()))) {
-            retrain();
+        if (!deferTraining && !trainingInFlight && rows.size() >= settings.minRows()
+                && addedSinceTraining >= Math.min(settings.retrainEvery(), Math.max(rowsAtTraining, settings.minRows()))) {
+            if (trainer == null) {
+                retrain();
+            } else {
+                startBackgroundTraining();
+            }
         }
+    }
+
+    private void startBackgroundTraining() {
+        TrainingSet set = snapshot();
+        trainingInFlight = true;
+        try {
+            trainer.execute(() -> {
+                long t0 = System.nanoTime();
+                try {
+                    ready.set(new Trained(train(set), set, System.nanoTime() - t0, null));
+                } catch (RuntimeException e) {
+                    ready.set(new Trained(null, set, System.nanoTime() - t0, e.getMessage()));
+                }
+            });
+        } catch (RuntimeException e) {   // the executor is shut down (service stopping): train next time instead
+            trainingInFlight = false;
+        }
+    }
+
+    /** Owner thread: installs trees the background trainer finished, if any. */
+    private void installReady() {
+        if (!trainingInFlight) return;
+        Trained t = ready.getAndSet(null);
+        if (t == null) return;
+        trainingInFlight = false;
+        if (t.booster() == null) {
+            // keep the previous trees; the counters are untouched, so the next finished job triggers a new try
+            LOG.warning("background GBT training failed, keeping the previous trees: " + t.error());
+            return;
+        }
+        install(t.booster(), t.from(), t.nanos());
     }
 
     private void add(float[] row, float label) {
@@ -175,11 +238,16 @@ public final class GbtPredictor implements PersistentPredictor {
         if (rows.size() >= settings.minRows()) retrain();
     }
 
-    /** Trains new trees on the kept rows now. */
+    /** Trains new trees on the kept rows now, on this thread. */
     public void retrain() {
-        int n = rows.size();
-        if (n < 2) return;
+        if (rows.size() < 2) return;
         long t0 = System.nanoTime();
+        TrainingSet set = snapshot();
+        install(train(set), set, System.nanoTime() - t0);
+    }
+
+    private TrainingSet snapshot() {
+        int n = rows.size();
         int w = FeatureEncoder.width();
         float[] flat = new float[n * w];
         float[] y = new float[n];
@@ -187,10 +255,27 @@ public final class GbtPredictor implements PersistentPredictor {
             System.arraycopy(rows.get(i), 0, flat, i * w, w);
             y[i] = labels.get(i);
         }
+        return new TrainingSet(flat, y, n, addedSinceTraining);
+    }
+
+    private void install(Booster trained, TrainingSet from, long nanos) {
+        if (booster != null) booster.dispose();
+        booster = trained;
+        version++;
+        rowsAtTraining = from.rows();
+        addedSinceTraining -= from.addedBefore();   // rows that finished while training count toward the next one
+        trainings++;
+        trainingNanos += nanos;
+    }
+
+    /** XGBoost on a copy of the rows: touches no field, so it may run on any thread. */
+    private Booster train(TrainingSet set) {
+        int n = set.rows();
+        int w = FeatureEncoder.width();
         DMatrix d = null;
         try {
-            d = new DMatrix(flat, n, w, Float.NaN);
-            d.setLabel(y);
+            d = new DMatrix(set.flat(), n, w, Float.NaN);
+            d.setLabel(set.labels());
             d.setFeatureNames(FeatureEncoder.NAMES);
             d.setFeatureTypes(FeatureEncoder.TYPES);
             Map<String, Object> params = new HashMap<>();
@@ -202,19 +287,12 @@ public final class GbtPredictor implements PersistentPredictor {
             params.put("seed", 0);
             params.put("min_child_weight", settings.minChildWeight());
             params.put("verbosity", 0);
-            Booster trained = XGBoost.train(d, params, settings.trees(), new HashMap<>(), null, null);
-            if (booster != null) booster.dispose();
-            booster = trained;
+            return XGBoost.train(d, params, settings.trees(), new HashMap<>(), null, null);
         } catch (XGBoostError e) {
             throw new IllegalStateException("XGBoost training failed on " + n + " rows: " + e.getMessage(), e);
         } finally {
             if (d != null) d.dispose();
         }
-        version++;
-        rowsAtTraining = n;
-        addedSinceTraining = 0;
-        trainings++;
-        trainingNanos += System.nanoTime() - t0;
     }
 
     private long predictRow(float[] row) {

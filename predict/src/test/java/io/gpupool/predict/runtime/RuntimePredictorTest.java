@@ -112,6 +112,29 @@ class RuntimePredictorTest {
     }
 
     @Test
+    void gbtTrainsInTheBackgroundWithoutStallingItsCallerAndInstallsTheTreesOnItsNextCall() {
+        GbtPredictor g = smallGbt();
+        java.util.ArrayDeque<Runnable> trainer = new java.util.ArrayDeque<>();   // runs only when the test says so
+        g.trainInBackground(trainer::add);
+        List<FinishedJob> jobs = SyntheticHistory.generate(400, 20, 11);
+        for (int i = 0; i < 60; i++) g.observe(jobs.get(i).spec(), jobs.get(i).runMs());
+        // the 50th finished job triggered a training: handed over, not run, and only one at a time
+        assertThat(trainer).hasSize(1);
+        assertThat(g.trained()).isFalse();
+        trainer.poll().run();   // the training thread finishes
+        assertThat(g.trained()).as("installed only by the owner's next call").isFalse();
+        g.predictMs(JobSpec.builder("probe").user("user3").tenant("team0").name("train-llama-run1").gpus(8).build());
+        assertThat(g.trained()).isTrue();
+        assertThat(g.trainings()).isEqualTo(1);
+
+        // the 10 rows that finished while it trained count toward the next training (at 100 rows: 50 more)
+        for (int i = 60; i < 99; i++) g.observe(jobs.get(i).spec(), jobs.get(i).runMs());
+        assertThat(trainer).isEmpty();
+        g.observe(jobs.get(99).spec(), jobs.get(99).runMs());
+        assertThat(trainer).hasSize(1);
+    }
+
+    @Test
     void savedPredictorsPredictTheSameAfterLoadingAndKeepLearning() throws IOException {
         for (PersistentPredictor p : List.of(HistoryPredictor.standard(DEFAULT_MS), smallGbt())) {
             String name = p.name();
