@@ -2,6 +2,7 @@
 # Services the server module's tests need (sourced by .ci/run; usable by hand: `source .ci/services.sh`):
 #   - a throwaway PostgreSQL cluster in a temp dir on a free loopback port -> GPUPOOL_TEST_PG_URL
 #   - Chromium and chromedriver from Debian's packages                   -> GPUPOOL_TEST_CHROMIUM, GPUPOOL_TEST_CHROMEDRIVER
+#   - gcc (the agent's NVML test compiles a stand-in libnvidia-ml)
 # Missing packages are installed with apt-get. The cluster is stopped and removed when the shell exits.
 # In CI (GPUPOOL_CI=1) the tests that need these fail instead of skipping when they are absent.
 
@@ -10,6 +11,7 @@ gpupool_services_install() {
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+  command -v gcc >/dev/null 2>&1 || missing+=(gcc)   # the agent's NVML binding test builds its stand-in library
   if [ ${#missing[@]} -gt 0 ]; then
     echo "services: installing ${missing[*]}" >&2
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
