@@ -48,7 +48,12 @@ public final class WorkloadProfile {
     private List<Shape> cached = List.of();
     private boolean dirty;
 
+    /**
+     * Counts the job's shape. A CPU-only job is not one of the GPU task shapes fragmentation is measured
+     * against (it can use no GPU anywhere, so it would add the same term to every placement); it is left out.
+     */
     public void observe(JobSpec job) {
+        if (job.cpuOnly()) return;
         ReplicaDemand d = ReplicaDemand.of(job);
         int milli = d.exclusive() ? 1000 : d.milli();
         Key key = new Key(d.gpus(), milli, job.allowedModels(), job.host());
