@@ -567,12 +567,13 @@ public final class Scheduler {
     /**
      * Batch mode's first step of a round: the first admissible pending jobs in policy order go to the placer
      * together; what it picks is bound through the pipeline's own rules and started. The usual loop follows.
+     * CPU-only jobs are not batched (the placers solve for GPUs); the usual loop places them.
      */
     private void startBatch(PolicyContext ctx, long nowMs, List<String> started) {
         JobQueue head = policy.queue(ctx, pending.values());
         List<JobState> window = new ArrayList<>();
         for (JobState j; window.size() < batchPlacer.window() && (j = head.poll()) != null; ) {
-            if (quotaReason(j) == null && policy.admit(ctx, j) == null) window.add(j);
+            if (!j.spec().cpuOnly() && quotaReason(j) == null && policy.admit(ctx, j) == null) window.add(j);
         }
         if (window.isEmpty()) return;
         Map<String, Allocation> plan = batchPlacer.plan(new BatchPlacer.Batch(cluster, pipeline, profile,

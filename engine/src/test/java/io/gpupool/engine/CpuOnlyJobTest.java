@@ -143,6 +143,25 @@ class CpuOnlyJobTest {
     }
 
     @Test
+    void batchModeLeavesCpuOnlyJobsToTheUsualLoop() {
+        Scheduler s = scheduler("binpack", node("n", 2, 16));
+        List<List<String>> shown = new java.util.ArrayList<>();
+        s.setBatchPlacer(new io.gpupool.engine.batch.BatchPlacer() {
+            @Override public String name() { return "recording"; }
+            @Override public int window() { return 8; }
+            @Override public Map<String, Allocation> plan(Batch batch) {
+                shown.add(batch.jobs().stream().map(JobSpec::id).toList());
+                return Map.of();
+            }
+        });
+        assertThat(s.submit(cpuJob("cpu", 4_000, 0).build(), 0).accepted()).isTrue();
+        assertThat(s.submit(job("gpu", 1).host(4_000, 0).build(), 0).accepted()).isTrue();
+        assertThat(s.schedule(0).started()).containsExactlyInAnyOrder("cpu", "gpu");
+        assertThat(shown).containsExactly(List.of("gpu"));
+        s.checkConsistency();
+    }
+
+    @Test
     void aRestoredCpuOnlyJobNamesItsNode() {
         Scheduler s = scheduler("binpack", node("a", 2, 8), node("b", 2, 8));
         assertThatThrownBy(() -> new Allocation("x", List.of(List.of())))
