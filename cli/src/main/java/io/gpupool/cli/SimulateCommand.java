@@ -262,7 +262,9 @@ public final class SimulateCommand implements Callable<Integer> {
         out.flush();
         if (report != null) {
             Map<String, String> meta = new LinkedHashMap<>();
-            meta.put("tasks", trace + " (" + String.format("%,d", tasks.size()) + " GPU tasks drawn with replacement, seed " + seed + ")");
+            long cpuOnly = tasks.stream().filter(JobSpec::cpuOnly).count();
+            meta.put("tasks", trace + " (" + String.format("%,d", tasks.size() - cpuOnly) + " GPU tasks"
+                    + (cpuOnly > 0 ? String.format(" and %,d CPU-only tasks", cpuOnly) : "") + " drawn with replacement, seed " + seed + ")");
             meta.put("cluster", (nodes != null ? nodes.toString() : cluster) + " (" + cs.nodes().size() + " nodes, " + cs.totalGpus() + " GPUs)");
             Path index = write(() -> InflationReport.write(report, curves, meta));
             info("report: " + index);

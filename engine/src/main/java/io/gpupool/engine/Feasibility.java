@@ -40,7 +40,8 @@ final class Feasibility {
             largest = Math.max(largest, oneDomain ? n.largestNvlinkDomain() : n.gpus());
             if (!job.share().isWhole() && memNeeded > n.memoryCapacityMib()) continue;
             memOk = true;
-            long perNode = oneDomain ? n.nvlinkDomainSizes().stream().mapToInt(d -> d / k).sum() : n.gpus() / k;
+            long perNode = k == 0 ? Long.MAX_VALUE   // a CPU-only job: only the host bounds it
+                    : oneDomain ? n.nvlinkDomainSizes().stream().mapToInt(d -> d / k).sum() : n.gpus() / k;
             if (job.host().cpuMilli() > 0) perNode = Math.min(perNode, n.cpuMilli() / job.host().cpuMilli());
             if (job.host().memoryMib() > 0) perNode = Math.min(perNode, n.hostMemoryMib() / job.host().memoryMib());
             slots += perNode * e.getValue();

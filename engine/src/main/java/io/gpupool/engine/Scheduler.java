@@ -222,7 +222,10 @@ public final class Scheduler {
                 return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": recorded GPU " + g.gpu() + " of node " + g.node() + " does not exist");
             }
         }
-        Allocation held = new Allocation(spec.id(), allocation.replicas(), spec.host());
+        for (int node : allocation.replicaNodes()) {
+            if (node < 0 || node >= cluster.nodeCount()) return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": recorded node " + node + " does not exist");
+        }
+        Allocation held = new Allocation(spec.id(), allocation.replicas(), spec.host(), allocation.replicaNodes());
         int mark = cluster.checkpoint();
         try {
             cluster.apply(held);
@@ -432,11 +435,12 @@ public final class Scheduler {
             if (j.allocation == null) throw new IllegalStateException("running job without allocation: " + j.id());
             if (j.allocation.replicas().size() != j.spec().shape().replicas()) throw new IllegalStateException("gang not whole: " + j.id());
             if (!j.allocation.hostPerReplica().equals(j.spec().host())) throw new IllegalStateException("host resources not as asked: " + j.id());
-            for (List<GpuGrant> rep : j.allocation.replicas()) {
-                hostUse[rep.getFirst().node()][0] += j.spec().host().cpuMilli();
-                hostUse[rep.getFirst().node()][1] += j.spec().host().memoryMib();
+            for (int r = 0; r < j.allocation.replicas().size(); r++) {
+                List<GpuGrant> rep = j.allocation.replicas().get(r);
+                int node = j.allocation.nodeOf(r);
+                hostUse[node][0] += j.spec().host().cpuMilli();
+                hostUse[node][1] += j.spec().host().memoryMib();
                 if (rep.size() != j.spec().shape().gpusPerReplica()) throw new IllegalStateException("replica size wrong: " + j.id());
-                int node = rep.getFirst().node();
                 for (GpuGrant g : rep) {
                     if (g.node() != node) throw new IllegalStateException("replica spans nodes: " + j.id());
                     long[] u = use.computeIfAbsent(CycleState.gpuKey(g.node(), g.gpu()), k -> new long[4]);
@@ -563,12 +567,13 @@ public final class Scheduler {
     /**
      * Batch mode's first step of a round: the first admissible pending jobs in policy order go to the placer
      * together; what it picks is bound through the pipeline's own rules and started. The usual loop follows.
+     * CPU-only jobs are not batched (the placers solve for GPUs); the usual loop places them.
      */
     private void startBatch(PolicyContext ctx, long nowMs, List<String> started) {
         JobQueue head = policy.queue(ctx, pending.values());
         List<JobState> window = new ArrayList<>();
         for (JobState j; window.size() < batchPlacer.window() && (j = head.poll()) != null; ) {
-            if (quotaReason(j) == null && policy.admit(ctx, j) == null) window.add(j);
+            if (!j.spec().cpuOnly() && quotaReason(j) == null && policy.admit(ctx, j) == null) window.add(j);
         }
         if (window.isEmpty()) return;
         Map<String, Allocation> plan = batchPlacer.plan(new BatchPlacer.Batch(cluster, pipeline, profile,

@@ -3,7 +3,8 @@ package io.gpupool.model;
 /**
  * How a multi-GPU job is laid out: {@code replicas} groups of {@code gpusPerReplica} GPUs. Each replica
  * lives on one node (and, where the node has one big enough, inside one NVLink domain); replicas may
- * span nodes. The whole gang starts together or not at all.
+ * span nodes. The whole gang starts together or not at all. {@code gpusPerReplica} 0 is a CPU-only job
+ * (it asks only for host CPU and memory; {@link JobSpec} insists that it asks for some).
  */
 public record GangShape(int replicas, int gpusPerReplica) {
     /** GPUs per replica chosen for a job that gives only a GPU count: the largest divisor of n that is <= this. */
@@ -11,7 +12,7 @@ public record GangShape(int replicas, int gpusPerReplica) {
 
     public GangShape {
         if (replicas < 1) throw new SpecException(null, "replicas", "must be >= 1, got " + replicas);
-        if (gpusPerReplica < 1) throw new SpecException(null, "gpus_per_replica", "must be >= 1, got " + gpusPerReplica);
+        if (gpusPerReplica < 0) throw new SpecException(null, "gpus_per_replica", "must be >= 0, got " + gpusPerReplica);
     }
 
     public int totalGpus() {

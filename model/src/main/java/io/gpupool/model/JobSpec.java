@@ -12,7 +12,7 @@ import java.util.Set;
  * @param name              job name (used by run-time prediction)
  * @param priority          larger runs first under the priority policy
  * @param submitTimeMs      when the job was submitted
- * @param shape             replicas x GPUs per replica
+ * @param shape             replicas x GPUs per replica (0 GPUs: a CPU-only job, which must ask for {@code host})
  * @param share             what each GPU must offer (whole or fractional)
  * @param allowedModels     canonical GPU model IDs the job may run on; empty = any
  * @param preemptible       whether a policy may stop the job and requeue it
@@ -58,6 +58,12 @@ public record JobSpec(
         }
         allowedModels = Set.copyOf(allowedModels);
         if (host == null) host = HostResources.NONE;
+        if (shape.totalGpus() == 0) {
+            // a CPU-only job (an openb pod with num_gpu 0): it holds host resources on a GPU node, nothing else
+            if (!host.requested()) throw new SpecException(where, "num_gpus", "a job with no GPUs must ask for host CPU or memory");
+            if (!share.isWhole()) throw new SpecException(where, "gpu_milli", "a job with no GPUs takes no GPU share");
+            if (requireNvlink) throw new SpecException(where, "require_nvlink", "a job with no GPUs has no NVLink rule");
+        }
         if (runtimeEstimateMs == null) runtimeEstimateMs = OptionalLong.empty();
         if (runtimeEstimateMs.isPresent() && runtimeEstimateMs.getAsLong() <= 0) {
             throw new SpecException(where, "runtime_estimate", "must be > 0");
@@ -66,6 +72,11 @@ public record JobSpec(
 
     public int totalGpus() {
         return shape.totalGpus();
+    }
+
+    /** A job that asks for host CPU and memory only, no GPU (its shape has 0 GPUs per replica). */
+    public boolean cpuOnly() {
+        return shape.gpusPerReplica() == 0;
     }
 
     /** GPU demand in thousandths of a GPU (a 0.5-GPU job demands 500). */

@@ -85,6 +85,7 @@ public final class PlacementPipeline {
                 : cluster.modelIds().stream().filter(job.allowedModels()::contains).toList();
         int mark = cluster.checkpoint();
         List<List<GpuGrant>> replicas = new ArrayList<>(job.shape().replicas());
+        List<Integer> nodes = new ArrayList<>(job.shape().replicas());
         for (int r = 0; r < job.shape().replicas(); r++) {
             ReplicaChoice choice = bestNode(cycle, demand, models);
             if (choice.node < 0) {
@@ -94,11 +95,12 @@ public final class PlacementPipeline {
                 return PlacementResult.failed("no node can hold " + which + ": " + choice.reasons(demand) + cordoned);
             }
             replicas.add(grant(cycle, demand, cluster.node(choice.node), choice.gpus));
+            nodes.add(choice.node);
         }
         if (bind) cluster.commit(mark);
         else cluster.rollback(mark);
         cycle.gangNodes.clear();
-        return PlacementResult.placed(new Allocation(job.id(), replicas, job.host()));
+        return PlacementResult.placed(new Allocation(job.id(), replicas, job.host(), nodes));
     }
 
     /**
@@ -125,7 +127,7 @@ public final class PlacementPipeline {
         if (bind) cluster.commit(mark);
         else cluster.rollback(mark);
         cycle.gangNodes.clear();
-        return PlacementResult.placed(new Allocation(job.id(), replicas, job.host()));
+        return PlacementResult.placed(new Allocation(job.id(), replicas, job.host(), java.util.Collections.nCopies(replicas.size(), nodeId)));
     }
 
     /**
@@ -146,8 +148,8 @@ public final class PlacementPipeline {
         List<List<GpuGrant>> replicas = new ArrayList<>(count);
         for (int r = 0; r < count; r++) {
             List<GpuGrant> given = proposed.replicas().get(r);
-            NodeState n = given.isEmpty() || given.getFirst().node() < 0 || given.getFirst().node() >= cluster.nodeCount()
-                    ? null : cluster.node(given.getFirst().node());
+            int at = proposed.nodeOf(r);
+            NodeState n = at < 0 || at >= cluster.nodeCount() ? null : cluster.node(at);
             String why = n == null ? "names no node of this pool" : null;
             int[] gpus = new int[given.size()];
             for (int i = 0; i < gpus.length && why == null; i++) {
@@ -167,7 +169,7 @@ public final class PlacementPipeline {
         if (bind) cluster.commit(mark);
         else cluster.rollback(mark);
         cycle.gangNodes.clear();
-        return PlacementResult.placed(new Allocation(job.id(), replicas, job.host()));
+        return PlacementResult.placed(new Allocation(job.id(), replicas, job.host(), proposed.replicaNodes()));
     }
 
     /** Whether one replica of the job fits on the node now: null when it does, else the reason. */

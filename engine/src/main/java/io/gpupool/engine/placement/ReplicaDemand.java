@@ -7,7 +7,8 @@ import io.gpupool.model.JobSpec;
 /**
  * What one gang replica needs from one node: {@code gpus} GPUs, each whole (exclusive) or a share of
  * {@code milli} compute and {@code memoryMib} memory (0 = proportional to the compute share), and {@code host}
- * CPU and memory of the node's host ({@link HostResources#NONE}: none asked for).
+ * CPU and memory of the node's host ({@link HostResources#NONE}: none asked for). A CPU-only replica has
+ * {@code gpus} 0 (and counts as exclusive: it takes no share of any GPU).
  */
 public record ReplicaDemand(int gpus, int milli, long memoryMib, boolean exclusive, boolean requireNvlink, HostResources host) {
 
@@ -35,6 +36,7 @@ public record ReplicaDemand(int gpus, int milli, long memoryMib, boolean exclusi
 
     @Override
     public String toString() {
+        if (gpus == 0) return "no GPU and " + host;
         return (exclusive ? gpus + " whole GPU" + (gpus > 1 ? "s" : "")
                 : "a " + milli + "m share" + (memoryMib > 0 ? " with " + memoryMib + " MiB" : ""))
                 + (host.requested() ? " and " + host : "");

@@ -336,7 +336,8 @@ public final class ClusterState {
      * Visits schedulable nodes of the given models that may hold {@code gpus} whole GPUs (or, when
      * {@code shareMilli > 0}, one share of that size), tightest first ({@code tightestFirst}) or loosest
      * first. The visitor returns false to stop. Nodes are a superset of feasible ones only for
-     * fractional requests (memory is checked by the caller).
+     * fractional requests (memory is checked by the caller). {@code gpus} 0 (a CPU-only replica) visits every
+     * schedulable node of the models, fewest idle GPUs first when tightest first; the host filter decides.
      */
     public void visitCandidates(Collection<String> modelIds, int gpus, int shareMilli, boolean tightestFirst, IntPredicate visitor) {
         List<CapacityIndex> idx = indexesOf(modelIds);

@@ -34,15 +34,19 @@ final class SchedulerOps {
     static final List<String> PLACEMENTS = List.of("binpack,topology", "spread", "fgd", "best-fit", "fgd,topology",
             "binpack;limit=1", "spread;gpu=binpack;limit=0", "best-fit:2,spread:1;gpu=fgd");
 
-    /** A generated job. kind 0 = whole GPUs, 1 = fractional share, 2 = gang of replicas; host per replica (often none). */
+    /**
+     * A generated job. kind 0 = whole GPUs, 1 = fractional share, 2 = gang of replicas, 3 = CPU-only (replicas of no
+     * GPU, host only; a job that asks for no host then asks for one core); host per replica (often none).
+     */
     record JobGen(int kind, int replicas, int perReplica, int milli, long memMib, int allowedMask, boolean nvlink,
                   int priority, int tenant, boolean preemptible, int durationSec, boolean estimate, HostResources host) {
         JobSpec spec(String id, long nowMs) {
             JobSpec.Builder b = JobSpec.builder(id).submitMs(nowMs).tenant("t" + tenant).priority(priority).preemptible(preemptible)
-                    .requireNvlink(nvlink).host(host);
+                    .requireNvlink(nvlink && kind != 3).host(host);
             switch (kind) {
                 case 1 -> b.shape(1, 1).share(new GpuShare(milli, memMib));
                 case 2 -> b.shape(replicas, perReplica);
+                case 3 -> b.shape(replicas, 0).host(host.requested() ? host : new HostResources(1000, 0));
                 default -> b.shape(1, perReplica);
             }
             Set<String> allowed = new LinkedHashSet<>();
@@ -55,7 +59,9 @@ final class SchedulerOps {
     }
 
     static Arbitrary<JobGen> jobs() {
-        Arbitrary<Integer> kind = Arbitraries.integers().between(0, 2);
+        Arbitrary<Integer> kind = Arbitraries.frequencyOf(
+                net.jqwik.api.Tuple.of(6, Arbitraries.integers().between(0, 2)),
+                net.jqwik.api.Tuple.of(1, Arbitraries.just(3)));
         Arbitrary<Integer> replicas = Arbitraries.integers().between(1, 3);
         Arbitrary<Integer> perReplica = Arbitraries.frequencyOf(
                 net.jqwik.api.Tuple.of(4, Arbitraries.integers().between(1, 2)),
@@ -211,9 +217,11 @@ final class SchedulerOps {
             assertThat(a.grants()).as("job %s (%s) holds replicas x gpusPerReplica grants", j.id(), spec.shape()).hasSize(spec.totalGpus());
             assertThat(a.replicas()).as("job %s replicas", j.id()).hasSize(spec.shape().replicas());
             Set<Long> gpusOfJob = new HashSet<>();
-            for (List<GpuGrant> rep : a.replicas()) {
+            for (int r = 0; r < a.replicas().size(); r++) {
+                List<GpuGrant> rep = a.replicas().get(r);
                 assertThat(rep).hasSize(spec.shape().gpusPerReplica());
-                int node = rep.getFirst().node();
+                int node = a.nodeOf(r);
+                assertThat(spec.allows(s.cluster().node(node).model())).as("job %s on an allowed model", j.id()).isTrue();
                 NodeState n = s.cluster().node(node);
                 Set<Integer> domains = new HashSet<>();
                 for (GpuGrant g : rep) {
@@ -243,8 +251,8 @@ final class SchedulerOps {
             }
             heldByTenant.merge(spec.tenant(), j.gpuUnits(), Double::sum);
             assertThat(a.hostPerReplica()).as("job %s holds the host resources it asked for", j.id()).isEqualTo(spec.host());
-            for (List<GpuGrant> rep : a.replicas()) {
-                long[] h = hostUse.computeIfAbsent(rep.getFirst().node(), k -> new long[2]);
+            for (int r = 0; r < a.replicas().size(); r++) {
+                long[] h = hostUse.computeIfAbsent(a.nodeOf(r), k -> new long[2]);
                 h[0] += spec.host().cpuMilli();
                 h[1] += spec.host().memoryMib();
             }

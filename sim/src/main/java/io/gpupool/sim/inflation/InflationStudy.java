@@ -26,6 +26,11 @@ import java.util.SplittableRandom;
  * trace): the scheduler's workload profile observes every task of the list once before the first draw, then
  * learns from the tasks submitted as usual. Without it, FGD's first decisions would know only the few tasks
  * drawn so far and break up the rare large hosts that only a rare large task can use.
+ *
+ * <p>CPU-only tasks (openb pods with no GPU) are drawn and placed like the others, through the same pipeline:
+ * they take host CPU and memory, so GPUs on a node whose CPU they exhausted can strand. They add nothing
+ * to the arrived GPU demand (the curve is in GPU terms), and FGD's typical tasks are the GPU tasks (a CPU-only
+ * task can use no GPU anywhere).
  */
 public final class InflationStudy {
     /**
@@ -44,12 +49,13 @@ public final class InflationStudy {
     private final double stepPct;
 
     /**
-     * @param tasks          the task list to draw from (GPU tasks)
+     * @param tasks          the task list to draw from (GPU tasks, and CPU-only tasks if any)
      * @param maxArrivedPct  stop once this much demand (in % of the pool's GPUs) has arrived
      * @param stepPct        a point each time arrived demand crosses a multiple of this
      */
     public InflationStudy(ClusterSpec cluster, List<JobSpec> tasks, long seed, double maxArrivedPct, double stepPct) {
-        if (tasks.isEmpty()) throw new SpecException("inflation", "trace", "the task list has no GPU task to draw");
+        // without GPU demand arriving the study would never end
+        if (tasks.stream().allMatch(JobSpec::cpuOnly)) throw new SpecException("inflation", "trace", "the task list has no GPU task to draw");
         if (!(stepPct > 0 && stepPct <= 5)) throw new SpecException("inflation", "step", "must be in (0, 5] %, got " + stepPct);
         if (!(maxArrivedPct >= 100)) throw new SpecException("inflation", "max", "must be >= 100 %, got " + maxArrivedPct);
         this.cluster = cluster;

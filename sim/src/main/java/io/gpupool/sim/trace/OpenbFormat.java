@@ -11,13 +11,17 @@ import io.gpupool.model.JobSpec;
  * {@code gpu_milli} is the share of one GPU a single-GPU task takes (GPU sharing); multi-GPU tasks take
  * whole GPUs. {@code gpu_spec} lists the allowed models ({@code V100M16|V100M32}, catalog aliases).
  * Replay: submit at {@code creation_time}, run from {@code scheduled_time} to {@code deletion_time}
- * (seconds). CPU-only pods and pods never scheduled in the original cluster are counted and left out.
+ * (seconds). CPU-only pods and pods never scheduled in the original cluster are counted and left out (a
+ * replay measures GPU jobs: their waits, run times and the GPUs they hold).
  * The QoS class ({@code LS}, {@code BE}) becomes the job name. {@code cpu_milli} and {@code memory_mib}
  * become the job's host request (split evenly over its replicas) when the pool's nodes declare host CPU and
  * memory ({@link TraceContext#hostResources()}, as the openb node list does); otherwise they are not read.
  *
- * <p>{@link #shapesOnly()} reads just the GPU demand (the inflation study needs no times; the
- * multigpu50 variant has none).
+ * <p>{@link #shapesOnly()} reads just the demand (the inflation study needs no times; the multigpu50
+ * variant has none). There CPU-only pods are tasks too, jobs with no GPU that ask only for their host CPU and
+ * memory (as in the FGD paper, where they take CPU that GPU tasks then lack), as long as host resources are
+ * read; without them (the pool declares no host capacity, or {@code --ignore-host}) they ask for nothing and
+ * are left out.
  */
 public final class OpenbFormat implements TraceFormat {
     private final boolean replay;
@@ -54,7 +58,7 @@ public final class OpenbFormat implements TraceFormat {
         int gpus = (int) row.integer("num_gpu", 0, 64);
         int milli = (int) row.optionalInteger("gpu_milli", 0, 1000, gpus == 0 ? 0 : 1000);
         var models = GpupoolCsvFormat.models(row, "gpu_spec", context);
-        if (gpus == 0) return row.ignore("CPU-only pod (num_gpu 0)");
+        if (gpus == 0) return cpuOnly(row, name, context);
         if (milli == 0) throw row.error("gpu_milli", "must be in 1..1000 for a GPU task, got 0");
         if (gpus > 1 && milli != 1000) throw row.error("gpu_milli", "a multi-GPU task takes whole GPUs: must be 1000, got " + milli);
         long submitSec = 0;
@@ -77,6 +81,18 @@ public final class OpenbFormat implements TraceFormat {
         String qos = row.optional("qos");
         if (qos != null) b.name(qos);
         return GpupoolCsvFormat.build(row, b, runSec);
+    }
+
+    /** A CPU-only pod: an inflation task with no GPU where host resources are read, else left out. */
+    private TraceJob cpuOnly(Row row, String name, TraceContext context) {
+        if (replay) return row.ignore("CPU-only pod (num_gpu 0)");
+        if (!context.hostResources()) return row.ignore("CPU-only pod (num_gpu 0; host CPU and memory not modelled)");
+        HostResources host = hostPerReplica(row, 1);
+        if (!host.requested()) return row.ignore("CPU-only pod asking for no CPU or memory");
+        JobSpec.Builder b = JobSpec.builder(name).shape(new GangShape(1, 0)).host(host);
+        String qos = row.optional("qos");
+        if (qos != null) b.name(qos);
+        return GpupoolCsvFormat.build(row, b, 1);
     }
 
     /** The pod's CPU and memory (absent: none), each replica taking an equal part, rounded up. */

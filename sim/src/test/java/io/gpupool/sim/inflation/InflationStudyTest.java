@@ -67,6 +67,39 @@ class InflationStudyTest {
     }
 
     @Test
+    void cpuOnlyTasksTakeHostCpuThatStrandsGpusUnlessThePlacementLooksAhead() {
+        // "a": 1 T4, 4 cores; "b": 1 T4, 12 cores. Tasks: T = 1 GPU + 4 cores, C = CPU-only, 4 cores.
+        // Seed 13 draws C, T, T (SplittableRandom(13).nextInt(2): 1, 0, 0); the second T brings arrived demand to 100%.
+        // C on an empty pool: best-fit (CPU left 0 against 8 cores, GPUs left equal) and binpack (host use after
+        // placing 100% against 33%) take "a", whose GPU then lacks CPU: one T runs on "b", the other is turned
+        // away. FGD sees that C on "a" strands a GPU (fragmentation +1000) and on "b" nothing (8 cores left):
+        // C goes to "b", and both Ts run.
+        var r = new java.util.SplittableRandom(13);
+        assertThat(List.of(r.nextInt(2), r.nextInt(2), r.nextInt(2))).containsExactly(1, 0, 0);
+        var pool = new ClusterSpec(List.of(t4Node("a", 4_000), t4Node("b", 12_000)));
+        JobSpec t = JobSpec.builder("T").gpus(1).host(4_000, 0).build();
+        JobSpec c = JobSpec.builder("C").shape(1, 0).host(4_000, 0).build();
+        var study = new InflationStudy(pool, List.of(t, c), 13, 100, 5);
+        for (String placement : List.of("fgd", "best-fit", "binpack")) {
+            InflationStudy.Point last = study.run(placement, InflationStudy.placement(placement)).curve().getLast();
+            assertThat(last.arrivedPct()).isEqualTo(100.0);
+            assertThat(last.unallocatedGpus()).as(placement).isEqualTo(placement.equals("fgd") ? 0.0 : 1.0);
+            assertThat(last.allocatedPct()).as(placement).isEqualTo(placement.equals("fgd") ? 100.0 : 50.0);
+        }
+        // without the CPU-only task every placement allocates both GPUs
+        var gpuOnly = new InflationStudy(pool, List.of(t), 13, 100, 5);
+        assertThat(gpuOnly.run("best-fit", InflationStudy.placement("best-fit")).curve().getLast().unallocatedGpus()).isEqualTo(0.0);
+        // a list of CPU-only tasks alone brings no GPU demand: refused, not an endless study
+        assertThatThrownBy(() -> new InflationStudy(pool, List.of(c), 1, 100, 5)).isInstanceOf(SpecException.class)
+                .hasMessageContaining("no GPU task");
+    }
+
+    private static NodeSpec t4Node(String name, long cpuMilli) {
+        return new NodeSpec(name, List.of(new GpuDevice(0, "GPU-" + name, CATALOG.require("T4", "test"), true)), cpuMilli, 65_536,
+                List.of(), 1.0, 10, java.util.Map.of());
+    }
+
+    @Test
     void theJsonIsTheContractShape() {
         var pool = ClusterSpecs.parse("1x2:T4", CATALOG);
         var c = new InflationStudy(pool, List.of(JobSpec.builder("t").gpus(1).build()), 1, 100, 5).run("best-fit", InflationStudy.placement("best-fit"));

@@ -48,6 +48,16 @@ class SharedTracesTest {
         assertThat(nodes.totalGpus()).isEqualTo(6_212);
         assertThat(nodes.nodes().stream().map(n -> n.gpus().getFirst().model().id()).distinct().sorted())
                 .containsExactly("A10", "G2", "G3", "P100", "T4", "V100-16GB", "V100-32GB");
+        // the inflation study on this pool (host capacity declared) draws the CPU-only pods too
+        TraceFile tasks = TraceFile.open(SharedTraces.require("alibaba-openb/openb_pod_list_default.csv"), OpenbFormat.shapesOnly(),
+                TraceContext.forPool(GpuCatalog.standard(), nodes), false);
+        long cpuOnly = 0, all = 0;
+        try (Trace.Cursor c = tasks.open()) {
+            for (; c.hasNext(); all++) if (c.next().spec().cpuOnly()) cpuOnly++;
+        }
+        assertThat(all).isEqualTo(8_152);
+        assertThat(cpuOnly).isEqualTo(1_088);
+        assertThat(tasks.stats().ignoredRows()).isZero();
     }
 
     @Test
@@ -57,7 +67,9 @@ class SharedTracesTest {
         try (Trace.Cursor c = pods.open()) {
             while (c.hasNext()) if (!c.next().spec().allowedModels().isEmpty()) constrained++;
         }
+        // no host capacity declared: the CPU-only pods ask for nothing and are left out
         assertThat(pods.stats().jobs()).isEqualTo(8_152 - 1_088);
+        assertThat(pods.stats().ignored()).containsEntry("CPU-only pod (num_gpu 0; host CPU and memory not modelled)", 1_088L);
         assertThat(constrained).isGreaterThan(2_000);
     }
 }

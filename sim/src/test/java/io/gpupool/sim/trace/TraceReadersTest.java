@@ -196,16 +196,29 @@ class TraceReadersTest {
     @Test
     void openbHostCpuAndMemoryBecomeTheJobsHostRequestWhereThePoolDeclaresHostCapacity() throws IOException {
         String head = "name,cpu_milli,memory_mib,num_gpu,gpu_milli";
-        Path p = file("pods-host.csv", head, "pod-a,12000,16384,1,460", "pod-b,88000,393216,8,1000", "pod-c,,,1,1000");
+        Path p = file("pods-host.csv", head, "pod-a,12000,16384,1,460", "pod-b,88000,393216,8,1000", "pod-c,,,1,1000",
+                "cpu-d,4000,8192,0,0", "cpu-e,0,0,0,0");
         Path nodes = file("nodes-host.csv", "sn,cpu_milli,memory_mib,gpu,model", "n0,96000,393216,8,G2");
         TraceContext withHost = TraceContext.forPool(GpuCatalog.standard(), OpenbNodeList.read(nodes, GpuCatalog.standard()));
         assertThat(withHost.hostResources()).isTrue();
-        List<TraceJob> jobs = all(TraceFile.open(p, OpenbFormat.shapesOnly(), withHost, false));
+        TraceFile withHostFile = TraceFile.open(p, OpenbFormat.shapesOnly(), withHost, false);
+        List<TraceJob> jobs = all(withHostFile);
         assertThat(jobs).extracting(j -> j.spec().host()).containsExactly(
-                new HostResources(12_000, 16_384), new HostResources(88_000, 393_216), HostResources.NONE);
-        // a context that does not declare host capacity (or --ignore-host) reads GPUs only
-        assertThat(all(TraceFile.open(p, OpenbFormat.shapesOnly(), TraceContext.standard(), false)))
-                .extracting(j -> j.spec().host()).containsOnly(HostResources.NONE);
+                new HostResources(12_000, 16_384), new HostResources(88_000, 393_216), HostResources.NONE, new HostResources(4_000, 8_192));
+        // the inflation study's CPU-only task: no GPU, the pod's host request; one asking for nothing is left out
+        assertThat(jobs.getLast().spec().cpuOnly()).isTrue();
+        assertThat(jobs.getLast().spec().gpuMilliDemand()).isZero();
+        assertThat(withHostFile.stats().ignored()).containsExactly(java.util.Map.entry("CPU-only pod asking for no CPU or memory", 1L));
+        // a context that does not declare host capacity (or --ignore-host) reads GPUs only, and leaves CPU-only pods out
+        TraceFile gpusOnly = TraceFile.open(p, OpenbFormat.shapesOnly(), TraceContext.standard(), false);
+        assertThat(all(gpusOnly)).extracting(j -> j.spec().host()).containsExactly(HostResources.NONE, HostResources.NONE, HostResources.NONE);
+        assertThat(gpusOnly.stats().ignored()).containsEntry("CPU-only pod (num_gpu 0; host CPU and memory not modelled)", 2L);
+        // a replay leaves CPU-only pods out even where host resources are read (it measures GPU jobs)
+        Path timed = file("pods-host-timed.csv", head + ",creation_time,deletion_time,scheduled_time",
+                "pod-a,12000,16384,1,460,0,10,0", "cpu-d,4000,8192,0,0,0,10,0");
+        TraceFile replay = TraceFile.open(timed, new OpenbFormat(), withHost, false);
+        assertThat(all(replay)).singleElement().satisfies(j -> assertThat(j.spec().id()).isEqualTo("pod-a"));
+        assertThat(replay.stats().ignored()).containsEntry("CPU-only pod (num_gpu 0)", 1L);
         Path noHost = file("nodes-nohost.csv", "sn,cpu_milli,memory_mib,gpu,model", "n0,96000,393216,8,G2", "n1,0,0,2,T4");
         assertThat(TraceContext.forPool(GpuCatalog.standard(), OpenbNodeList.read(noHost, GpuCatalog.standard())).hostResources()).isFalse();
     }

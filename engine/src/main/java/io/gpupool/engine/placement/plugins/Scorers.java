@@ -4,6 +4,7 @@ import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.ReplicaDemand;
 import io.gpupool.engine.placement.ScorePlugin;
 import io.gpupool.engine.state.NodeState;
+import io.gpupool.model.NodeSpec;
 
 /** The built-in node scorers. Each is registered by name in {@code PlacementPlugins}. */
 public final class Scorers {
@@ -13,13 +14,25 @@ public final class Scorers {
         return (long) d.gpus() * (d.exclusive() ? 1000 : d.milli());
     }
 
+    /**
+     * The node's utilisation after placing: of its GPUs; for a CPU-only replica (whose placement leaves every
+     * node's GPU use as it is) of its host, CPU and memory half and half.
+     */
+    static double utilisationAfter(ReplicaDemand d, NodeState n) {
+        if (d.gpus() > 0) return (n.usedMilli() + demandMilli(d)) / (double) (n.gpuCount() * 1000L);
+        NodeSpec s = n.spec();
+        double cpu = s.cpuMilli() == 0 ? 0 : (s.cpuMilli() - n.freeCpuMilli() + d.host().cpuMilli()) / (double) s.cpuMilli();
+        double mem = s.memoryMib() == 0 ? 0 : (s.memoryMib() - n.freeHostMemoryMib() + d.host().memoryMib()) / (double) s.memoryMib();
+        return 0.5 * cpu + 0.5 * mem;
+    }
+
     /** Fill the busiest node first (HAMi's binpack node policy): utilisation after placing. */
     public static final class Binpack implements ScorePlugin {
         @Override public String name() { return "binpack"; }
 
         @Override
         public double score(CycleState c, ReplicaDemand d, NodeState n, int[] gpus) {
-            return (n.usedMilli() + demandMilli(d)) / (double) (n.gpuCount() * 1000L);
+            return utilisationAfter(d, n);
         }
     }
 
@@ -29,7 +42,7 @@ public final class Scorers {
 
         @Override
         public double score(CycleState c, ReplicaDemand d, NodeState n, int[] gpus) {
-            return -(n.usedMilli() + demandMilli(d)) / (double) (n.gpuCount() * 1000L);
+            return -utilisationAfter(d, n);
         }
 
         @Override public boolean prefersTightNodes() { return false; }
@@ -40,7 +53,7 @@ public final class Scorers {
     /**
      * Least capacity left over of the kind the job uses: idle GPUs for whole GPUs, the share on the chosen GPU.
      * A job that asks for host resources weighs GPU and CPU left half and half, each over the pool's largest
-     * node (the FGD paper's best-fit baseline).
+     * node (the FGD paper's best-fit baseline); so does a CPU-only one, whose placement leaves the GPU term as it is.
      */
     public static final class BestFit implements ScorePlugin {
         @Override public String name() { return "best-fit"; }

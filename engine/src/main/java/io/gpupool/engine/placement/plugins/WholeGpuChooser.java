@@ -13,6 +13,7 @@ final class WholeGpuChooser {
 
     static int[] choose(CycleState cycle, ReplicaDemand d, NodeState n) {
         int k = d.gpus();
+        if (k == 0) return new int[0];   // a CPU-only replica takes no GPU
         if (n.fullyFreeGpus() < k) return null;
         int count = n.gpuCount();
         int domains = n.domainCount();

@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The incremental fragmentation equals the definition (Weng et al., ATC'23) computed from scratch on the
  * node as it would be after the grant: for random nodes (GPU count, split count, unhealthy GPUs, random
  * shares held, host CPU and memory taken), random workload profiles (some shapes asking for host CPU and
- * memory) and every grant the FGD policy could try, with and without a host request.
+ * memory) and every grant the FGD policy could try, with and without a host request, and a CPU-only one.
  */
 class NodeFragmentationPropertyTest {
     static final GpuModel A100 = new GpuModel("A100-80GB", "A100 80GB", 81920, 312, 312, 2039, 400, 3, 600, List.of(), "test");
@@ -95,6 +95,11 @@ class NodeFragmentationPropertyTest {
                 ReplicaDemand whole = new ReplicaDemand(idle.length, 1000, 0, true, false, h);
                 assertThat(f.after(whole, idle)).as("whole GPUs %s with %s", java.util.Arrays.toString(idle), h).isEqualTo(definition(n, shapes, whole, idle));
             }
+        }
+        // a CPU-only replica: no GPU, only the host request (what it adds is the GPUs its CPU strands)
+        if (host.requested()) {
+            ReplicaDemand cpuOnly = new ReplicaDemand(0, 1000, 0, true, false, host);
+            assertThat(f.after(cpuOnly, new int[0])).as("CPU-only %s", host).isEqualTo(definition(n, shapes, cpuOnly, new int[0]));
         }
     }
 
