@@ -39,9 +39,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Pace: a report with nothing to say asks the server to hold its answer up to one report interval until
  * the node's desired state changes (a long poll), so new work starts at once; a job starting or ending
  * cuts that wait short ({@link ServerLink#wake()}) and is reported at once. Without news and without a
- * server that holds answers, the agent reports once per interval. The loop does not wait for the processes
- * of a desired state to be spawned: they are spawned in the background, side by side, and each is reported
- * as it runs, while the loop fetches the next desired state (a burst of work arrives in several).
+ * server that holds answers, the agent reports once per interval.
  *
  * <p>When the server cannot be reached nothing stops: jobs keep running, their status reports queue up
  * on disk, and the next report that gets through carries them (oldest first); retries back off up to the
@@ -122,8 +120,6 @@ public final class NodeAgent implements AutoCloseable {
      */
     private volatile long lastContactMs = System.currentTimeMillis();
     private long lastPruneMs;
-    /** Since when the loop holds news back while starts are under way (0: it does not); loop thread only. */
-    private long holdingSinceMs;
 
     /**
      * Opens the work directory, re-adopts the jobs still running from an earlier agent process there, and
@@ -144,10 +140,7 @@ public final class NodeAgent implements AutoCloseable {
         reconciler.attach(runner);
         if (backend instanceof FakeGpuBackend fake) fake.follow(runner);
         for (RunningJob j : runner.recover()) logs.track(j.key());
-        statuses.onAdd(() -> {
-            if (!reconciler.startsUnderWay()) wake(); // else the end of the batch wakes the loop, once
-        });
-        reconciler.onStartsDone(this::wake);
+        statuses.onAdd(this::wake);
     }
 
     /** Runs the loop on its own thread, and the fencing watchdog, until {@link #close()}. */
@@ -174,7 +167,7 @@ public final class NodeAgent implements AutoCloseable {
             }
             Tick t;
             try {
-                t = pass(false);
+                t = tick();
             } catch (RuntimeException e) {
                 t = new Tick(false, 0, null, "loop: " + e, false); // one failed pass must not end the loop
             }
@@ -219,15 +212,8 @@ public final class NodeAgent implements AutoCloseable {
         link.wake();
     }
 
-    /**
-     * One pass of the loop; public so tests can drive the agent step by step. It returns once the new
-     * attempts' processes have been spawned (the loop itself spawns them in the background).
-     */
+    /** One pass of the loop; public so tests can drive the agent step by step. */
     public Tick tick() {
-        return pass(true);
-    }
-
-    private Tick pass(boolean waitForStarts) {
         pruneHourly();
         List<GpuSample> samples;
         String problem = null;
@@ -240,9 +226,8 @@ public final class NodeAgent implements AutoCloseable {
         }
         try {
             if (!registered) register();
-            boolean hold = holdNews(waitForStarts);
-            List<JobStatusReport> out = hold ? List.of() : statuses.pending(config.maxStatusesPerReport());
-            List<LogChunk> chunks = hold ? List.of() : logs.collect(config.maxLogBytesPerReport());
+            List<JobStatusReport> out = statuses.pending(config.maxStatusesPerReport());
+            List<LogChunk> chunks = logs.collect(config.maxLogBytesPerReport());
             boolean news = !out.isEmpty() || !chunks.isEmpty();
             long sentAt = System.currentTimeMillis();
             NodeReport report = new NodeReport(state.nodeId(), sentAt, state.appliedDesiredVersion(), samples, runningInfo(), out,
@@ -252,8 +237,7 @@ public final class NodeAgent implements AutoCloseable {
             lastContactMs = sentAt;
             statuses.acknowledge(response.ackedStatusSeq());
             logs.acknowledge(response.logAcks());
-            Reconciler.Applied applied = response.desired() != null ? reconciler.apply(response.desired(), waitForStarts)
-                    : reconciler.reapply(waitForStarts);
+            Reconciler.Applied applied = response.desired() != null ? reconciler.apply(response.desired()) : reconciler.reapply();
             return new Tick(true, out.size(), applied, problem, news || response.desired() != null);
         } catch (LinkException e) {
             if (e.kind() == LinkException.Kind.WOKEN) return new Tick(true, 0, null, problem, true);
@@ -264,21 +248,6 @@ public final class NodeAgent implements AutoCloseable {
         } catch (IOException e) {
             return new Tick(connected, 0, null, join(problem, "work directory: " + e.getMessage()), false);
         }
-    }
-
-    /**
-     * While a batch of starts is under way the loop holds its statuses and output back (for one report
-     * interval at most), so its reports stay long polls that bring the next desired state at once, and the
-     * batch's RUNNING reports go out together when it is done rather than in a report each few processes.
-     */
-    private boolean holdNews(boolean waitForStarts) {
-        long now = System.currentTimeMillis();
-        if (waitForStarts || !reconciler.startsUnderWay() || statuses.size() == 0 && holdingSinceMs == 0) {
-            holdingSinceMs = 0;
-            return false;
-        }
-        if (holdingSinceMs == 0) holdingSinceMs = now;
-        return now - holdingSinceMs < interval.toMillis();
     }
 
     private void pruneHourly() {
@@ -409,6 +378,5 @@ public final class NodeAgent implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        reconciler.drainStarts(Duration.ofSeconds(30)); // spawns under way finish (and are stopped by a drain); queued ones are left
     }
 }

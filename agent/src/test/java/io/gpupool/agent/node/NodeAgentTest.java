@@ -104,47 +104,6 @@ class NodeAgentTest {
         for (String j : List.of("j1", "j2", "j3")) assertThat(phases(j)).containsExactly(JobPhase.RUNNING, JobPhase.SUCCEEDED);
     }
 
-    /**
-     * The running loop spawns a batch in the background and keeps reporting meanwhile: a desired state that
-     * drops attempts of the batch (whether their start is queued, under way or done; {@link ReconcilerTest}
-     * holds the queued case still) leaves them not running, starts nothing twice, and a new attempt on a GPU
-     * a dropped one held whole starts only after it ended.
-     */
-    @Test
-    void attemptsDroppedWhileTheirStartIsUnderWayAreSkippedOrStoppedAndNothingRunsTwice() throws Exception {
-        NodeAgent a = agent();
-        String record = "echo $GPUPOOL_JOB_ID >> ../../launches.txt; sleep 30";
-        List<JobLaunch> kept = new ArrayList<>();
-        List<JobLaunch> dropped = new ArrayList<>();
-        for (int i = 0; i < 12; i++) {
-            kept.add(sh("k" + i, record, new GrantedGpu(gpu(a, 1 + i % 3), 50, 1024)));
-            dropped.add(i == 0 ? sh("d0", record, GrantedGpu.whole(gpu(a, 0))) : sh("d" + i, record, new GrantedGpu(gpu(a, 1 + i % 3), 50, 1024)));
-        }
-        List<JobLaunch> first = new ArrayList<>(kept);
-        first.addAll(dropped);
-        server.want(1, first);
-        a.start();
-        assertThat(eventuallyTrue(() -> server.statuses().stream().anyMatch(s -> s.phase() == JobPhase.RUNNING))).isTrue();
-        List<JobLaunch> second = new ArrayList<>(kept);
-        second.add(sh("late", record, GrantedGpu.whole(gpu(a, 0))));
-        server.want(2, second);
-
-        List<String> wanted = second.stream().map(l -> l.key().toString()).toList();
-        assertThat(eventuallyTrue(() -> a.runner().running().stream().map(j -> j.key().toString()).sorted().toList()
-                .equals(wanted.stream().sorted().toList()))).isTrue();
-        assertThat(launches()).doesNotHaveDuplicates();
-        for (JobLaunch d : dropped) {
-            List<JobStatusReport> st = server.statusesOf(d.jobId());
-            if (!st.isEmpty()) assertThat(eventuallyTrue(() -> ended(d.jobId()))).isTrue();
-            if (!st.isEmpty()) assertThat(server.statusesOf(d.jobId()).getLast().phase()).isEqualTo(JobPhase.STOPPED);
-        }
-        List<JobStatusReport> d0 = server.statusesOf("d0");
-        if (!d0.isEmpty()) {
-            long lateStarted = server.statusesOf("late").getFirst().startedAtMs();
-            assertThat(lateStarted).isGreaterThanOrEqualTo(d0.getLast().endedAtMs());
-        }
-    }
-
     @Test
     void aJobTheServerNoLongerWantsIsStopped() throws Exception {
         NodeAgent a = agent();
