@@ -79,7 +79,7 @@ class AgentStartBench {
                 long[] cpu1 = cpu(agents);
                 System.out.printf(Locale.ROOT, "burst %d: %d jobs started in %.2f s = %.0f jobs/s (submissions took %.2f s, the server placed the last "
                                 + "at %.2f s; %s); CPU per job: agents %.2f ms, server+client %.2f ms; load average %s%n",
-                        r + 1, SLOTS, b.seconds(), SLOTS / b.seconds(), b.submitSeconds(), b.placedSeconds(), b.stages(),
+                        r + 1, SLOTS, b.seconds(), SLOTS / b.seconds(), b.submitSeconds(), b.placedSeconds(), b.placementToSpawn(),
                         perJob(cpu1[0] - cpu0[0], SLOTS), perJob(cpu1[1] - cpu0[1], SLOTS), loadAverage());
                 cancelAll(s, token, b.ids());
                 long[] cpu2 = cpu(agents);
@@ -104,7 +104,7 @@ class AgentStartBench {
         }
     }
 
-    private record Result(List<String> ids, double seconds, double submitSeconds, double placedSeconds, String stages) {}
+    private record Result(List<String> ids, double seconds, double submitSeconds, double placedSeconds, String placementToSpawn) {}
 
     /** Submits {@code n} jobs from 16 clients, waits until every one has been started by its agent. */
     private Result run(TestServer s, String token, int n, List<String> command, String name) throws Exception {
