@@ -78,10 +78,14 @@ class AgentStartBench {
                 Result b = run(s, token, SLOTS, List.of("sleep", "600"), "burst-" + r);
                 long[] cpu1 = cpu(agents);
                 System.out.printf(Locale.ROOT, "burst %d: %d jobs started in %.2f s = %.0f jobs/s (submissions took %.2f s, the server placed the last "
-                                + "at %.2f s); CPU per job: agents %.2f ms, server+client %.2f ms; load average %s%n",
-                        r + 1, SLOTS, b.seconds(), SLOTS / b.seconds(), b.submitSeconds(), b.placedSeconds(),
+                                + "at %.2f s; %s); CPU per job: agents %.2f ms, server+client %.2f ms; load average %s%n",
+                        r + 1, SLOTS, b.seconds(), SLOTS / b.seconds(), b.submitSeconds(), b.placedSeconds(), b.placementToSpawn(),
                         perJob(cpu1[0] - cpu0[0], SLOTS), perJob(cpu1[1] - cpu0[1], SLOTS), loadAverage());
                 cancelAll(s, token, b.ids());
+                long[] cpu2 = cpu(agents);
+                // the jobs' processes (the spawn helper, setsid, sh and the command's exec) count once reaped
+                System.out.printf(Locale.ROOT, "burst %d through its cancel: CPU per job: agents %.2f ms with the jobs' own processes%n",
+                        r + 1, perJob(cpu2[0] - cpu0[0], SLOTS));
             }
             long[] cpu0 = cpu(agents);
             Result sus = run(s, token, sustained, List.of("sleep", "0.5"), "sustained");
@@ -100,7 +104,7 @@ class AgentStartBench {
         }
     }
 
-    private record Result(List<String> ids, double seconds, double submitSeconds, double placedSeconds) {}
+    private record Result(List<String> ids, double seconds, double submitSeconds, double placedSeconds, String placementToSpawn) {}
 
     /** Submits {@code n} jobs from 16 clients, waits until every one has been started by its agent. */
     private Result run(TestServer s, String token, int n, List<String> command, String name) throws Exception {
@@ -119,7 +123,7 @@ class AgentStartBench {
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
         while (true) {
             long[] st = started(s, name);
-            if (st[0] >= n) return new Result(ids, (st[1] - t0) / 1000.0, submitted, (st[2] - t0) / 1000.0);
+            if (st[0] >= n) return new Result(ids, (st[1] - t0) / 1000.0, submitted, (st[2] - t0) / 1000.0, placedToStarted(s, name));
             if (System.nanoTime() > deadline) throw new AssertionError("only " + st[0] + " of " + n + " started");
             Thread.sleep(50);
         }
@@ -133,6 +137,18 @@ class AgentStartBench {
             rs.next();
             return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
         }
+    }
+
+    /** Per job, from its placement (assigned_ms, server clock) to its spawn (started_ms, the agent's clock, same host). */
+    private static String placedToStarted(TestServer s, String name) throws Exception {
+        List<Long> d = new ArrayList<>();
+        try (Connection c = s.server.store().database().connection(); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT a.started_ms - a.assigned_ms FROM job_attempts a JOIN jobs j ON j.id = a.job_id "
+                     + "WHERE a.started_ms IS NOT NULL AND j.spec LIKE '%\"name\":\"" + name + "-%' ORDER BY 1")) {
+            while (rs.next()) d.add(rs.getLong(1));
+        }
+        return String.format(Locale.ROOT, "placement to spawn per job: median %d ms, p90 %d ms, max %d ms",
+                d.get(d.size() / 2), d.get(d.size() * 9 / 10), d.getLast());
     }
 
     private static void cancelAll(TestServer s, String token, List<String> ids) throws Exception {
