@@ -24,7 +24,9 @@ ARGS=(server --host 127.0.0.1 --port "$PORT" --data "$DATA" --cluster 4x8:A100-8
 [ -n "$DB" ] && ARGS+=(--db "$DB")
 "$ROOT/gpupool" "${ARGS[@]}" > "$DATA/server.log" 2>&1 &
 SERVER=$!
-trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$DATA"' EXIT
+# || true: under set -e a failing command in the trap ends it early (wait reports the server's SIGTERM as 143),
+# which skipped the clean-up and replaced the bench's exit status
+trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null || true; rm -rf "$DATA"' EXIT
 for _ in $(seq 1 100); do
   curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
   sleep 0.2
