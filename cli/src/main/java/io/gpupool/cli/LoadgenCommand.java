@@ -10,6 +10,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.net.URI;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -54,7 +55,7 @@ public final class LoadgenCommand implements Callable<Integer> {
             out.printf("warm-up: %d submissions in %.1f s (not measured)%n", w.sent(), w.seconds());
         }
         int total = (int) Math.round(rate * duration);
-        out.printf("loadgen: %d submissions at %.0f/s over %d tenants, max %d in flight, from %s%n", total, rate, tenants, maxInFlight, java.time.Instant.now());
+        out.printf("loadgen: %d submissions at %.0f/s over %d tenants, max %d in flight, from %s%n", total, rate, tenants, maxInFlight, Instant.now());
         out.flush();
         LoadGenerator.Result r = new LoadGenerator(URI.create(api.server()), tokens, rate, total, maxInFlight, "lg-" + run + "-").run();
         out.printf("sent %d, acknowledged %d (%.0f/s) in %.1f s; answers by status %s%n", r.sent(), r.acked(), r.ackedPerSec(), r.seconds(), r.byStatus());
