@@ -39,12 +39,25 @@ public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, 
     }
 
     public Result run() throws InterruptedException {
+        ConcurrentLinkedDeque<KeepAliveConnection> idle = new ConcurrentLinkedDeque<>();
+        try {
+            return run(idle);
+        } finally {
+            idle.forEach(KeepAliveConnection::close);
+        }
+    }
+
+    /**
+     * The same, taking connections from and returning them to {@code idle}, which the caller closes: a measured
+     * run after a warm-up starts with the warm-up's connections, as a long-running client's pool would,
+     * instead of opening hundreds at once in its first second.
+     */
+    Result run(ConcurrentLinkedDeque<KeepAliveConnection> idle) throws InterruptedException {
         long[] latencyUs = new long[total];
         Arrays.fill(latencyUs, -1);
         Map<Integer, Long> byStatus = new ConcurrentHashMap<>();
         AtomicLong acked = new AtomicLong();
         Semaphore inFlight = new Semaphore(maxInFlight);
-        ConcurrentLinkedDeque<KeepAliveConnection> idle = new ConcurrentLinkedDeque<>();
         CountDownLatch done = new CountDownLatch(total);
         long periodNanos = (long) (1e9 / ratePerSec);
         long t0 = System.nanoTime();
@@ -92,7 +105,6 @@ public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, 
         }
         done.await(10, TimeUnit.MINUTES);
         double seconds = (System.nanoTime() - t0) / 1e9;
-        idle.forEach(KeepAliveConnection::close);
         long[] lat = Arrays.stream(latencyUs).filter(x -> x >= 0).sorted().toArray();
         return new Result(total, acked.get(), new TreeMap<>(byStatus), seconds, pct(lat, 0.50), pct(lat, 0.95), pct(lat, 0.99),
                 lat.length == 0 ? 0 : lat[lat.length - 1], perSecondP99(latencyUs, periodNanos));
