@@ -38,7 +38,7 @@ public final class ApiServer implements AutoCloseable {
     /**
      * Connections the kernel may hold for the server before it accepts them. Java's default (50) overflows
      * when a few hundred clients connect at once or the acceptor is briefly held up (a GC pause): the kernel
-     * then drops their SYNs and each client waits for its 1 s retransmission (the bench's 1.1 s maximum).
+     * then drops their SYNs and each client waits for its 1 s retransmission (docs/benchmarks.md, "Service").
      * The kernel caps this at net.core.somaxconn.
      */
     static final int ACCEPT_BACKLOG = 1024;
