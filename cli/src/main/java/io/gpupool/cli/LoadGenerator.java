@@ -28,18 +28,36 @@ import java.util.concurrent.locks.LockSupport;
  */
 public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, int total, int maxInFlight, String keyPrefix) {
 
-    /** What happened. Latencies in microseconds; {@code byStatus} counts answers by HTTP status (0 = no answer). */
-    public record Result(int sent, long acked, Map<Integer, Long> byStatus, double seconds, long p50Us, long p95Us, long p99Us, long maxUs) {
+    /**
+     * What happened. Latencies in microseconds; {@code byStatus} counts answers by HTTP status (0 = no answer);
+     * {@code perSecondP99Us[s]} is the p99 of the requests due in second s of the run (where in the run the tail
+     * is: one stall, a periodic one, or spread out).
+     */
+    public record Result(int sent, long acked, Map<Integer, Long> byStatus, double seconds, long p50Us, long p95Us, long p99Us, long maxUs,
+                         long[] perSecondP99Us) {
         public double ackedPerSec() { return acked / seconds; }
     }
 
     public Result run() throws InterruptedException {
+        ConcurrentLinkedDeque<KeepAliveConnection> idle = new ConcurrentLinkedDeque<>();
+        try {
+            return run(idle);
+        } finally {
+            idle.forEach(KeepAliveConnection::close);
+        }
+    }
+
+    /**
+     * The same, taking connections from and returning them to {@code idle}, which the caller closes: a measured
+     * run after a warm-up starts with the warm-up's connections, as a long-running client's pool would,
+     * instead of opening hundreds at once in its first second.
+     */
+    Result run(ConcurrentLinkedDeque<KeepAliveConnection> idle) throws InterruptedException {
         long[] latencyUs = new long[total];
         Arrays.fill(latencyUs, -1);
         Map<Integer, Long> byStatus = new ConcurrentHashMap<>();
         AtomicLong acked = new AtomicLong();
         Semaphore inFlight = new Semaphore(maxInFlight);
-        ConcurrentLinkedDeque<KeepAliveConnection> idle = new ConcurrentLinkedDeque<>();
         CountDownLatch done = new CountDownLatch(total);
         long periodNanos = (long) (1e9 / ratePerSec);
         long t0 = System.nanoTime();
@@ -87,10 +105,21 @@ public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, 
         }
         done.await(10, TimeUnit.MINUTES);
         double seconds = (System.nanoTime() - t0) / 1e9;
-        idle.forEach(KeepAliveConnection::close);
         long[] lat = Arrays.stream(latencyUs).filter(x -> x >= 0).sorted().toArray();
         return new Result(total, acked.get(), new TreeMap<>(byStatus), seconds, pct(lat, 0.50), pct(lat, 0.95), pct(lat, 0.99),
-                lat.length == 0 ? 0 : lat[lat.length - 1]);
+                lat.length == 0 ? 0 : lat[lat.length - 1], perSecondP99(latencyUs, periodNanos));
+    }
+
+    /** p99 of each second's requests, by the second they were due in (request i was due at i periods). */
+    private static long[] perSecondP99(long[] latencyUs, long periodNanos) {
+        int perSecond = (int) Math.max(1, 1_000_000_000L / periodNanos);
+        long[] p99 = new long[(latencyUs.length + perSecond - 1) / perSecond];
+        for (int s = 0; s < p99.length; s++) {
+            long[] second = Arrays.stream(latencyUs, s * perSecond, Math.min(latencyUs.length, (s + 1) * perSecond))
+                    .filter(x -> x >= 0).sorted().toArray();
+            p99[s] = pct(second, 0.99);
+        }
+        return p99;
     }
 
     private static byte[] body(int n) {

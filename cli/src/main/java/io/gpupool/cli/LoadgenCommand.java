@@ -10,10 +10,14 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.net.URI;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentLinkedDeque;
 
 /** Load bench of a running server: durable submissions per second and their latency (docs/benchmarks.md). */
 @Command(name = "loadgen", description = {"Send submissions to a gpupool server at a fixed rate and report acknowledged/s and latency percentiles.",
@@ -47,16 +51,25 @@ public final class LoadgenCommand implements Callable<Integer> {
             JsonNode tok = api.post("/api/v1/tenants/" + name + "/tokens", Map.of("label", "loadgen"), null);
             tokens.add(tok.path("token").asText());
         }
+        // one pool of keep-alive connections for warm-up and measured run
+        ConcurrentLinkedDeque<KeepAliveConnection> connections = new ConcurrentLinkedDeque<>();
         if (warmup > 0) {
-            LoadGenerator.Result w = new LoadGenerator(URI.create(api.server()), tokens, rate, (int) Math.round(rate * warmup), maxInFlight, "lg-" + run + "-w").run();
+            LoadGenerator.Result w = new LoadGenerator(URI.create(api.server()), tokens, rate, (int) Math.round(rate * warmup), maxInFlight, "lg-" + run + "-w").run(connections);
             out.printf("warm-up: %d submissions in %.1f s (not measured)%n", w.sent(), w.seconds());
         }
         int total = (int) Math.round(rate * duration);
-        out.printf("loadgen: %d submissions at %.0f/s over %d tenants, max %d in flight%n", total, rate, tenants, maxInFlight);
+        out.printf("loadgen: %d submissions at %.0f/s over %d tenants, max %d in flight, from %s%n", total, rate, tenants, maxInFlight, Instant.now());
         out.flush();
-        LoadGenerator.Result r = new LoadGenerator(URI.create(api.server()), tokens, rate, total, maxInFlight, "lg-" + run + "-").run();
+        LoadGenerator.Result r;
+        try {
+            r = new LoadGenerator(URI.create(api.server()), tokens, rate, total, maxInFlight, "lg-" + run + "-").run(connections);
+        } finally {
+            connections.forEach(KeepAliveConnection::close);
+        }
         out.printf("sent %d, acknowledged %d (%.0f/s) in %.1f s; answers by status %s%n", r.sent(), r.acked(), r.ackedPerSec(), r.seconds(), r.byStatus());
         out.printf("latency ms: p50 %.1f  p95 %.1f  p99 %.1f  max %.1f%n", r.p50Us() / 1000.0, r.p95Us() / 1000.0, r.p99Us() / 1000.0, r.maxUs() / 1000.0);
+        out.println("per-second p99 ms: " + Arrays.stream(r.perSecondP99Us()).mapToObj(us -> Long.toString(Math.round(us / 1000.0)))
+                .collect(Collectors.joining(" ")));
         return r.acked() == r.sent() ? 0 : 1;
     }
 }

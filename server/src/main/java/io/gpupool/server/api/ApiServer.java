@@ -16,6 +16,8 @@ import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
 import io.javalin.http.staticfiles.Location;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.ServerConnector;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,6 +35,13 @@ import java.util.Map;
  */
 public final class ApiServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
+    /**
+     * Connections the kernel may hold for the server before it accepts them. Java's default (50) overflows
+     * when a few hundred clients connect at once or the acceptor is briefly held up (a GC pause): the kernel
+     * then drops their SYNs and each client waits for its 1 s retransmission (docs/benchmarks.md, "Service").
+     * The kernel caps this at net.core.somaxconn.
+     */
+    static final int ACCEPT_BACKLOG = 1024;
     private final Javalin app;
     private RouteTable table;
     private final Tokens tokens;
@@ -46,6 +55,13 @@ public final class ApiServer implements AutoCloseable {
         this.app = Javalin.create(cfg -> {
             cfg.jetty.host = host;
             cfg.jetty.port = port;
+            cfg.jetty.addConnector((server, http) -> {
+                ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+                connector.setHost(host);
+                connector.setPort(port);
+                connector.setAcceptQueueSize(ACCEPT_BACKLOG);
+                return connector;
+            });
             cfg.concurrency.useVirtualThreads = true;
             cfg.http.maxRequestSize = 1_048_576L;
             cfg.http.prefer405over404 = true;
