@@ -52,6 +52,13 @@ class ClientCommandsTest {
                     "--work-dir", "/srv/runs/eval", "--output", "json", "--", "python", "eval.py");
             assertThat(policy.exitCode()).as(policy.err()).isZero();
             assertThat(policy.out()).contains("\"restartPolicy\" : \"fail\"", "\"workDir\" : \"/srv/runs/eval\"");
+            Cli.Result host = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--cpu", "2000", "--host-mem", "4096",
+                    "--output", "json", "--", "python", "prep.py");
+            assertThat(host.exitCode()).as(host.err()).isZero();
+            assertThat(host.out()).contains("\"cpuMilli\" : 2000", "\"hostMemMib\" : 4096");
+            Cli.Result tooMuchCpu = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--cpu", "-5", "--", "x");
+            assertThat(tooMuchCpu.exitCode()).isEqualTo(2);
+            assertThat(tooMuchCpu.err()).contains("HTTP 422", "cpuMilli");
             Cli.Result badPolicy = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--restart-policy", "retry", "--", "x");
             assertThat(badPolicy.exitCode()).isEqualTo(2);
             assertThat(badPolicy.err()).contains("HTTP 422", "restartPolicy", "retry");
