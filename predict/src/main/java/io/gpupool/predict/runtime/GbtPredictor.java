@@ -263,7 +263,9 @@ public final class GbtPredictor implements PersistentPredictor {
         booster = trained;
         version++;
         rowsAtTraining = from.rows();
-        addedSinceTraining -= from.addedBefore();   // rows that finished while training count toward the next one
+        // rows that finished while it trained count toward the next one (never below 0: a synchronous retrain
+        // may have reset the count meanwhile)
+        addedSinceTraining = Math.max(0, addedSinceTraining - from.addedBefore());
         trainings++;
         trainingNanos += nanos;
     }
