@@ -3,6 +3,7 @@ package io.gpupool.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gpupool.server.TestServer.Reply;
 import io.gpupool.server.api.RouteTable;
+import io.gpupool.server.fuzz.RawHttp;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -204,6 +205,30 @@ class ApiTest {
         assertThat(s.get("/api/v1/jobs?state=DONE", ADMIN).text("field")).isEqualTo("state");
         assertThat(s.get("/api/v1/nope", ADMIN).status()).isEqualTo(404);
         assertThat(s.call("PATCH", "/api/v1/jobs", ADMIN, null, Map.of()).status()).isEqualTo(405);
+    }
+
+    /** Requests the JDK client will not send: Jetty refuses some before Javalin sees them, with the same JSON errors. */
+    @Test
+    void errors_from_the_http_layer_have_the_json_error_shape_and_are_4xx() throws Exception {
+        RawHttp raw = new RawHttp("127.0.0.1", s.server.port(), 10_000);
+        record Case(String request, int status, String field) {}
+        String auth = "Authorization: Bearer " + ADMIN + "\r\n";
+        List<Case> cases = List.of(
+                new Case("GET /api/v1/jobs/%00 HTTP/1.1\r\nHost: x\r\n" + auth, 400, "path"),
+                new Case("GET /api/v1/jobs/%C3%28 HTTP/1.1\r\nHost: x\r\n" + auth, 400, "path"),
+                new Case("GET /api/v1/jobs HTTP/9.9\r\nHost: x\r\n" + auth, 400, "version"), // was Jetty's 505
+                new Case("GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\nX-Big: " + "b".repeat(10_000) + "\r\n" + auth, 431, "headers"),
+                new Case("PUT /api/v1/config HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n" + auth, 400, "Content-Length"),
+                new Case("G(T /api/v1/jobs HTTP/1.1\r\nHost: x\r\n" + auth, 400, null));
+        for (Case c : cases) {
+            RawHttp.Answer a = raw.exchange((c.request() + "Connection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1), false);
+            assertThat(a.status()).as(c.request()).isEqualTo(c.status());
+            assertThat(a.header("content-type")).as(c.request()).startsWith("application/json");
+            JsonNode e = TestServer.JSON.readTree(a.body());
+            assertThat(e.path("status").asInt()).isEqualTo(c.status());
+            assertThat(e.path("field").isNull() ? null : e.path("field").asText()).as(c.request()).isEqualTo(c.field());
+            assertThat(e.path("message").asText()).isNotBlank();
+        }
     }
 
     @Test
