@@ -197,6 +197,13 @@ class ApiTest {
         }
         Reply wrongType = s.call("POST", "/api/v1/jobs", t, "numGpus=1", Map.of("Content-Type", "text/plain"));
         assertThat(wrongType.status()).isEqualTo(415);
+        // a charset Java does not know was a 500 (the servlet request threw parsing it)
+        Reply badCharset = s.call("POST", "/api/v1/jobs", t, job(1), Map.of("Content-Type", "application/json; charset=@@"));
+        assertThat(badCharset.status()).isEqualTo(415);
+        assertThat(badCharset.text("field")).isEqualTo("Content-Type");
+        Reply gzip = s.call("POST", "/api/v1/jobs", t, job(1), Map.of("Content-Encoding", "gzip"));
+        assertThat(gzip.status()).isEqualTo(415);
+        assertThat(gzip.text("field")).isEqualTo("Content-Encoding");
         Reply huge = s.post("/api/v1/jobs", t, job(1, "name", "x".repeat(100_000)));
         assertThat(huge.status()).isEqualTo(413);
         assertThat(s.get("/api/v1/jobs?tenant=bad", ADMIN).body().path("jobs")).isEmpty();
