@@ -223,6 +223,7 @@ class ApiTest {
         List<Case> cases = List.of(
                 new Case("GET /api/v1/jobs/%00 HTTP/1.1\r\nHost: x\r\n" + auth, 400, "path"),
                 new Case("GET /api/v1/jobs/%C3%28 HTTP/1.1\r\nHost: x\r\n" + auth, 400, "path"),
+                new Case("GET /api/v1/jobs?tenant=a&limit=%zz HTTP/1.1\r\nHost: x\r\n" + auth, 400, "limit"), // was: limit ignored, 200
                 new Case("GET /api/v1/jobs HTTP/9.9\r\nHost: x\r\n" + auth, 400, "version"), // was Jetty's 505
                 new Case("GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\nX-Big: " + "b".repeat(10_000) + "\r\n" + auth, 431, "headers"),
                 new Case("PUT /api/v1/config HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n" + auth, 400, "Content-Length"),

@@ -75,6 +75,7 @@ public final class ApiServer implements AutoCloseable {
                 sf.location = Location.CLASSPATH;
             });
             cfg.routes.before("/api/*", this::authenticate);
+            cfg.routes.before("/api/*", QueryStrings::check);
             cfg.routes.exception(ServiceException.class, (e, ctx) -> error(ctx, e.kind().status, e.field(), e.rule()));
             cfg.routes.exception(StoreException.class, (e, ctx) -> {
                 LOG.warn("store failure: {}", e.getMessage());
