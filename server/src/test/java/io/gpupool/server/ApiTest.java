@@ -204,6 +204,7 @@ class ApiTest {
         Reply gzip = s.call("POST", "/api/v1/jobs", t, job(1), Map.of("Content-Encoding", "gzip"));
         assertThat(gzip.status()).isEqualTo(415);
         assertThat(gzip.text("field")).isEqualTo("Content-Encoding");
+        assertThat(s.post("/api/v1/tenants", ADMIN, Map.of("name", "bad-limit", "guaranteedGpus", 4, "limitGpus", 2)).text("field")).isEqualTo("guaranteedGpus");
         Reply huge = s.post("/api/v1/jobs", t, job(1, "name", "x".repeat(100_000)));
         assertThat(huge.status()).isEqualTo(413);
         assertThat(s.get("/api/v1/jobs?tenant=bad", ADMIN).body().path("jobs")).isEmpty();
