@@ -99,6 +99,7 @@ class AccessTest {
         assertThat(s.post("/api/v1/agent-tokens", agent, Map.of()).status()).isEqualTo(403);
         assertThat(s.call("PUT", "/api/v1/config", agent, Map.of("policy", "fcfs"), Map.of()).status()).isEqualTo(403);
         assertThat(s.get("/api/v1/nodes", agent).status()).isEqualTo(200);
+        assertThat(s.get("/api/v1/events", agent).status()).isEqualTo(403); // was a stream of pool snapshots
     }
 
     @Test
@@ -117,6 +118,7 @@ class AccessTest {
         assertThat(s.get("/api/v1/jobs/" + bobsJob, c1).status()).isEqualTo(403);
         assertThat(s.post("/api/v1/agent/register", c1, Map.of("node_name", "acc-n3")).status()).isEqualTo(403);
         assertThat(s.post("/api/v1/agent-tokens", c1, Map.of()).status()).isEqualTo(403);
+        assertThat(s.get("/api/v1/events", c1).status()).isEqualTo(403);
         assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", c1, own).status()).isEqualTo(200);
         String c1again = n1.register().nodeToken();
         assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", c1, own).status()).isEqualTo(401); // revoked

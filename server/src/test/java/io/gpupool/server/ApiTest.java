@@ -3,6 +3,7 @@ package io.gpupool.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gpupool.server.TestServer.Reply;
 import io.gpupool.server.api.RouteTable;
+import io.gpupool.server.fuzz.RawHttp;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -196,6 +197,14 @@ class ApiTest {
         }
         Reply wrongType = s.call("POST", "/api/v1/jobs", t, "numGpus=1", Map.of("Content-Type", "text/plain"));
         assertThat(wrongType.status()).isEqualTo(415);
+        // a charset Java does not know was a 500 (the servlet request threw parsing it)
+        Reply badCharset = s.call("POST", "/api/v1/jobs", t, job(1), Map.of("Content-Type", "application/json; charset=@@"));
+        assertThat(badCharset.status()).isEqualTo(415);
+        assertThat(badCharset.text("field")).isEqualTo("Content-Type");
+        Reply gzip = s.call("POST", "/api/v1/jobs", t, job(1), Map.of("Content-Encoding", "gzip"));
+        assertThat(gzip.status()).isEqualTo(415);
+        assertThat(gzip.text("field")).isEqualTo("Content-Encoding");
+        assertThat(s.post("/api/v1/tenants", ADMIN, Map.of("name", "bad-limit", "guaranteedGpus", 4, "limitGpus", 2)).text("field")).isEqualTo("guaranteedGpus");
         Reply huge = s.post("/api/v1/jobs", t, job(1, "name", "x".repeat(100_000)));
         assertThat(huge.status()).isEqualTo(413);
         assertThat(s.get("/api/v1/jobs?tenant=bad", ADMIN).body().path("jobs")).isEmpty();
@@ -204,6 +213,31 @@ class ApiTest {
         assertThat(s.get("/api/v1/jobs?state=DONE", ADMIN).text("field")).isEqualTo("state");
         assertThat(s.get("/api/v1/nope", ADMIN).status()).isEqualTo(404);
         assertThat(s.call("PATCH", "/api/v1/jobs", ADMIN, null, Map.of()).status()).isEqualTo(405);
+    }
+
+    /** Requests the JDK client will not send: Jetty refuses some before Javalin sees them, with the same JSON errors. */
+    @Test
+    void errors_from_the_http_layer_have_the_json_error_shape_and_are_4xx() throws Exception {
+        RawHttp raw = new RawHttp("127.0.0.1", s.server.port(), 10_000);
+        record Case(String request, int status, String field) {}
+        String auth = "Authorization: Bearer " + ADMIN + "\r\n";
+        List<Case> cases = List.of(
+                new Case("GET /api/v1/jobs/%00 HTTP/1.1\r\nHost: x\r\n" + auth, 400, "path"),
+                new Case("GET /api/v1/jobs/%C3%28 HTTP/1.1\r\nHost: x\r\n" + auth, 400, "path"),
+                new Case("GET /api/v1/jobs?tenant=a&limit=%zz HTTP/1.1\r\nHost: x\r\n" + auth, 400, "limit"), // was: limit ignored, 200
+                new Case("GET /api/v1/jobs HTTP/9.9\r\nHost: x\r\n" + auth, 400, "version"), // was Jetty's 505
+                new Case("GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\nX-Big: " + "b".repeat(10_000) + "\r\n" + auth, 431, "headers"),
+                new Case("PUT /api/v1/config HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n" + auth, 400, "Content-Length"),
+                new Case("G(T /api/v1/jobs HTTP/1.1\r\nHost: x\r\n" + auth, 400, null));
+        for (Case c : cases) {
+            RawHttp.Answer a = raw.exchange((c.request() + "Connection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1), false);
+            assertThat(a.status()).as(c.request()).isEqualTo(c.status());
+            assertThat(a.header("content-type")).as(c.request()).startsWith("application/json");
+            JsonNode e = TestServer.JSON.readTree(a.body());
+            assertThat(e.path("status").asInt()).isEqualTo(c.status());
+            assertThat(e.path("field").isNull() ? null : e.path("field").asText()).as(c.request()).isEqualTo(c.field());
+            assertThat(e.path("message").asText()).isNotBlank();
+        }
     }
 
     @Test

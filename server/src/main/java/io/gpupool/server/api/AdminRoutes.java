@@ -96,7 +96,7 @@ final class AdminRoutes {
     }
 
     private static String label(Context ctx) {
-        if (ctx.contentLength() == 0 || (ctx.contentType() == null && ctx.contentLength() <= 0)) return "";
+        if (ctx.contentLength() == 0 || (Requests.contentType(ctx) == null && ctx.contentLength() <= 0)) return "";
         return Fields.of(Requests.json(ctx), "", TOKEN_FIELDS).string("label", "", 200);
     }
 

@@ -107,6 +107,9 @@ final class AgentMessages {
             for (int p : g.nvlinkPeers()) {
                 if (p < 0 || p >= gpus.size() || p == i) throw ServiceException.invalid(where + ".nvlink_peers", "peer " + p + " is not another GPU of this node");
             }
+            if (g.modelId() == null && g.productName() == null) {
+                throw ServiceException.invalid(where + ".product_name", "is required (or a model_id): the GPU's model from the catalog");
+            }
             GpuModel model = (g.modelId() == null ? java.util.Optional.<GpuModel>empty() : catalog.find(g.modelId()))
                     .or(() -> g.productName() == null ? java.util.Optional.empty() : catalog.find(g.productName()))
                     .orElseThrow(() -> ServiceException.invalid(where + ".product_name", "the GPU catalog does not know '"

@@ -24,7 +24,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -62,6 +61,9 @@ public final class ApiServer implements AutoCloseable {
                 connector.setAcceptQueueSize(ACCEPT_BACKLOG);
                 return connector;
             });
+            // errors Jetty answers before Javalin sees the request get the same JSON shape as every other error
+            cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
+            cfg.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JsonErrorHandler()));
             cfg.concurrency.useVirtualThreads = true;
             cfg.http.maxRequestSize = 1_048_576L;
             cfg.http.prefer405over404 = true;
@@ -73,6 +75,7 @@ public final class ApiServer implements AutoCloseable {
                 sf.location = Location.CLASSPATH;
             });
             cfg.routes.before("/api/*", this::authenticate);
+            cfg.routes.before("/api/*", QueryStrings::check);
             cfg.routes.exception(ServiceException.class, (e, ctx) -> error(ctx, e.kind().status, e.field(), e.rule()));
             cfg.routes.exception(StoreException.class, (e, ctx) -> {
                 LOG.warn("store failure: {}", e.getMessage());
@@ -144,30 +147,7 @@ public final class ApiServer implements AutoCloseable {
     }
 
     private static void error(Context ctx, int status, String field, String rule) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("status", status);
-        body.put("error", reason(status));
-        body.put("field", field);
-        body.put("rule", rule);
-        body.put("message", (field != null ? "field '" + field + "': " : "") + rule);
-        Json.send(ctx, status, body);
-    }
-
-    private static String reason(int status) {
-        return switch (status) {
-            case 400 -> "Bad Request";
-            case 401 -> "Unauthorized";
-            case 403 -> "Forbidden";
-            case 404 -> "Not Found";
-            case 405 -> "Method Not Allowed";
-            case 409 -> "Conflict";
-            case 413 -> "Content Too Large";
-            case 415 -> "Unsupported Media Type";
-            case 422 -> "Unprocessable Content";
-            case 429 -> "Too Many Requests";
-            case 503 -> "Service Unavailable";
-            default -> "Error";
-        };
+        Json.send(ctx, status, ErrorBody.of(status, field, rule));
     }
 
     private static String resource(String path) {

@@ -1,6 +1,7 @@
 package io.gpupool.server.api;
 
 import io.gpupool.server.auth.Principal;
+import io.gpupool.server.auth.Role;
 import io.gpupool.server.core.Change;
 import io.gpupool.server.core.PoolService;
 import io.javalin.http.Context;
@@ -59,7 +60,8 @@ public final class EventHub implements AutoCloseable {
 
     /** Serves one client until it goes away or the server stops. */
     void stream(Context ctx) {
-        Principal p = Requests.principal(ctx);
+        // as GET /api/v1/pool: an agent's join token or a node's credential has no business reading the pool
+        Principal p = Requests.require(ctx, "read events", Role.ADMIN, Role.MEMBER);
         HttpServletResponse res = ctx.res();
         res.setStatus(200);
         res.setContentType("text/event-stream");

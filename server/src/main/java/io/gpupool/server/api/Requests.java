@@ -50,16 +50,17 @@ final class Requests {
         throw ServiceException.forbidden(p.role().wire() + " tokens cannot " + action);
     }
 
-    /** The body as a JSON value: 415 unless JSON, 413 over the limit, 400 when it does not parse. */
+    /** The body as a JSON value: 415 unless uncompressed JSON in UTF-8, 413 over the limit, 400 when it does not parse. */
     static JsonNode json(Context ctx) {
         return json(ctx, MAX_BODY_BYTES);
     }
 
     /** The same, for a body of up to {@code maxBytes} (64 KiB or {@link #MAX_AGENT_BODY_BYTES}). */
     static JsonNode json(Context ctx, int maxBytes) {
-        String type = ctx.contentType();
-        if (type == null || !type.toLowerCase(java.util.Locale.ROOT).trim().startsWith("application/json")) {
-            throw new ServiceException(Kind.UNSUPPORTED_MEDIA_TYPE, "Content-Type", "must be application/json, got " + (type == null ? "none" : "'" + clip(type) + "'"));
+        requireJsonType(ctx);
+        String encoding = ctx.header("Content-Encoding");
+        if (encoding != null && !encoding.isBlank() && !encoding.trim().equalsIgnoreCase("identity")) {
+            throw new ServiceException(Kind.UNSUPPORTED_MEDIA_TYPE, "Content-Encoding", "'" + clip(encoding) + "' is not supported; send the body uncompressed");
         }
         byte[] body = read(ctx, maxBytes);
         if (body.length == 0) throw ServiceException.malformed("body", "is empty; a JSON object is expected");
@@ -72,6 +73,31 @@ final class Requests {
             throw ServiceException.malformed("body", "malformed JSON: " + clip(e.getOriginalMessage()));
         } catch (IOException e) {
             throw ServiceException.malformed("body", "cannot be read: " + clip(e.getMessage()));
+        }
+    }
+
+    /**
+     * The Content-Type header as sent. Not {@code ctx.contentType()}: the servlet request parses the charset
+     * and throws on a name Java does not know ({@code charset=@@}), which would be a 500.
+     */
+    static String contentType(Context ctx) {
+        return ctx.header("Content-Type");
+    }
+
+    /** application/json, in UTF-8 if a charset is named (JSON is UTF-8; another charset would be misread). */
+    private static void requireJsonType(Context ctx) {
+        String type = contentType(ctx);
+        String[] parts = type == null ? new String[] {""} : type.split(";");
+        if (!parts[0].trim().equalsIgnoreCase("application/json")) {
+            throw new ServiceException(Kind.UNSUPPORTED_MEDIA_TYPE, "Content-Type", "must be application/json, got " + (type == null ? "none" : "'" + clip(type) + "'"));
+        }
+        for (int i = 1; i < parts.length; i++) {
+            String[] kv = parts[i].split("=", 2);
+            if (!kv[0].trim().equalsIgnoreCase("charset")) continue;
+            String charset = kv.length < 2 ? "" : kv[1].trim().replace("\"", "");
+            if (!charset.equalsIgnoreCase("utf-8") && !charset.equalsIgnoreCase("utf8")) {
+                throw new ServiceException(Kind.UNSUPPORTED_MEDIA_TYPE, "Content-Type", "charset must be utf-8, got '" + clip(charset) + "'");
+            }
         }
     }
 

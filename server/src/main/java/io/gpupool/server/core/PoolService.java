@@ -383,7 +383,13 @@ public final class PoolService implements AutoCloseable {
             try {
                 new TenantConfig(name, weight, guaranteed, limit);
             } catch (SpecException e) {
-                throw ServiceException.invalid(e.field(), e.getMessage());
+                // the engine names the cluster file's fields (guaranteed_gpus); the caller sent the API's
+                String field = switch (e.field()) {
+                    case "guaranteed_gpus" -> "guaranteedGpus";
+                    case "limit_gpus" -> "limitGpus";
+                    default -> e.field();
+                };
+                throw ServiceException.invalid(field, e.rule());
             }
             TenantRow row = new TenantRow(name, weight, guaranteed, limit, old != null ? old.createdMs() : clock.now());
             tenants.put(name, row);
