@@ -75,6 +75,7 @@ public final class Scheduler {
     private boolean settled;
     private long settledVersion = -1;
     private final List<JobState> arrivals = new ArrayList<>();
+    private String preemptedHold; // non-null: a job a round preempts is held with this reason (holdPreemptedJobs)
 
     /** A reservation of GPUs for a blocked job from {@code atMs} (EASY backfill). */
     private record Reservation(String jobId, long atMs, Set<Long> gpus) {}
@@ -193,6 +194,16 @@ public final class Scheduler {
         JobState job = require(jobId);
         if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
         job.holdReason = Objects.requireNonNull(reason);
+    }
+
+    /**
+     * Holds every job a round preempts, with this reason, until the driver calls {@link #releaseHold}: for a driver
+     * whose preempted attempts stop some time after the decision (the service's agents stop processes), so that the
+     * job does not start again, here or elsewhere, while its last attempt may still run. Null (the default, the
+     * simulator's) lets a preempted job start again in the same round.
+     */
+    public void holdPreemptedJobs(String reason) {
+        this.preemptedHold = reason;
     }
 
     /** Lets a held job be placed again from the next round on; false when it was not held. */
@@ -374,6 +385,7 @@ public final class Scheduler {
                 } else {
                     for (JobState v : victims) {
                         requeue(v, nowMs);
+                        v.holdReason = preemptedHold;
                         v.waitBecause("preempted for " + job.id());
                         preempted.add(v.id());
                         queue.requeue(v);

@@ -44,6 +44,24 @@ class HoldTest {
     }
 
     @Test
+    void aDriverCanHaveEveryPreemptedJobHeldFromTheMomentItIsPreempted() {
+        // las with a 100 GPU-s threshold: "old" has run 200 s on the only GPU, "new" arrives and takes it
+        Scheduler s = new Scheduler(pool(1, 1, A100), SchedulerConfig.defaults("las").withLasThresholdsGpuSec(java.util.List.of(100.0)));
+        s.holdPreemptedJobs("its attempt is still stopping");
+        s.submit(job("old", 1).build(), 0);
+        s.schedule(0);
+        s.submit(job("new", 1).submitMs(200_000).build(), 200_000);
+        RoundResult r = s.schedule(200_000);
+        assertThat(r.preempted()).containsExactly("old");
+        assertThat(r.started()).containsExactly("new");
+        assertThat(s.job("old").holdReason()).isEqualTo("its attempt is still stopping");
+        s.complete("new", 300_000);
+        assertThat(s.schedule(300_000).started()).as("held: not started in its turn").isEmpty();
+        s.releaseHold("old");
+        assertThat(s.schedule(300_001).started()).containsExactly("old");
+    }
+
+    @Test
     void onlyAPendingJobCanBeHeldAndAHeldOneCannotBeStartedOnANodeEither() {
         Scheduler s = new Scheduler(pool(1, 4, A100), SchedulerConfig.defaults("fcfs"));
         s.submit(job("run", 1).build(), 0);

@@ -104,6 +104,20 @@ final class FaultRig implements AutoCloseable {
         call("PUT", "/api/v1/config", ADMIN, "{\"policy\":\"" + policy + "\"}");
     }
 
+    /** Another tenant, with a member token. */
+    String tenant(String name, double weight, double guaranteed, double limit) {
+        call("POST", "/api/v1/tenants", ADMIN, "{\"name\":\"" + name + "\",\"weight\":" + weight + ",\"guaranteedGpus\":" + guaranteed
+                + ",\"limitGpus\":" + limit + "}");
+        return call("POST", "/api/v1/tenants/" + name + "/tokens", ADMIN, "{}").path("token").asText();
+    }
+
+    /** One job of any shape that runs {@code job.sh} for {@code seconds}; returns its id. */
+    String submit(String token, Map<String, Object> shape, double seconds) throws Exception {
+        Map<String, Object> job = new LinkedHashMap<>(shape);
+        job.put("command", List.of("sh", jobScript.toString(), String.format(Locale.ROOT, "%.2f", seconds)));
+        return call("POST", "/api/v1/jobs", token, JSON.writeValueAsString(job)).path("id").asText();
+    }
+
     /** An agent process; {@code prefix} runs it elsewhere (e.g. {@code ip netns exec NS}). */
     Process launchAgent(List<String> prefix, String node, String gpus, String server, String log) throws Exception {
         nodes.add(node);
@@ -190,7 +204,7 @@ final class FaultRig implements AutoCloseable {
     }
 
     JsonNode job(String id) {
-        return call("GET", "/api/v1/jobs/" + id, team, null);
+        return call("GET", "/api/v1/jobs/" + id, ADMIN, null);
     }
 
     String state(String id) {
@@ -221,7 +235,7 @@ final class FaultRig implements AutoCloseable {
 
     /** When (epoch ms) the job's event of this type happened first; -1 if never. */
     long eventAt(String id, String type) {
-        for (JsonNode e : call("GET", "/api/v1/jobs/" + id + "/events", team, null).path("events")) {
+        for (JsonNode e : call("GET", "/api/v1/jobs/" + id + "/events", ADMIN, null).path("events")) {
             if (e.path("type").asText().equals(type)) return e.path("atMs").asLong();
         }
         return -1;

@@ -14,14 +14,16 @@ import java.util.List;
  *                       the agent last heard from it: nothing in the report was applied, no lease is renewed, and
  *                       the agent reports again under this epoch (its running attempts that {@code desired} no
  *                       longer lists are stopped meanwhile)
+ * @param nodeLostTimeoutMs the lease this answer renews (the server's node-lost timeout now: a restarted server may
+ *                          have another than the registration gave); 0: keep the last one
  */
-public record ReportResponse(long ackedStatusSeq, DesiredState desired, List<LogOffset> logAcks, long leaseEpoch) {
+public record ReportResponse(long ackedStatusSeq, DesiredState desired, List<LogOffset> logAcks, long leaseEpoch, long nodeLostTimeoutMs) {
     public ReportResponse {
         logAcks = logAcks == null ? List.of() : List.copyOf(logAcks);
     }
 
     /** An answer in lease epoch 0. */
     public ReportResponse(long ackedStatusSeq, DesiredState desired, List<LogOffset> logAcks) {
-        this(ackedStatusSeq, desired, logAcks, 0);
+        this(ackedStatusSeq, desired, logAcks, 0, 0);
     }
 }

@@ -244,6 +244,7 @@ public final class NodeAgent implements AutoCloseable {
                     runningInfo(), out, chunks, news ? 0 : interval.toMillis(), epoch, config.runner().killGrace().toMillis());
             ReportResponse response = link.report(report);
             connected = true;
+            if (response.nodeLostTimeoutMs() > 0) nodeLostTimeoutMs = response.nodeLostTimeoutMs();
             if (response.leaseEpoch() == epoch) renewLease(sentNanos, epoch);
             else lease.adoptEpoch(response.leaseEpoch()); // declared lost meanwhile: report again under the new epoch
             problem = join(problem, leaseFileProblem);

@@ -75,7 +75,7 @@ final class InMemoryServerLink implements ServerLink {
         if (report.leaseEpoch() < leaseEpoch) {
             // sent before the agent heard that its node was declared lost: nothing applied
             sendDesired = false;
-            return new ReportResponse(highestSeq, desired, List.of(), leaseEpoch);
+            return new ReportResponse(highestSeq, desired, List.of(), leaseEpoch, nodeLostTimeoutMs);
         }
         reports.add(report);
         for (JobStatusReport s : report.statuses()) {
@@ -94,7 +94,7 @@ final class InMemoryServerLink implements ServerLink {
             acks.add(new LogOffset(c.jobId(), c.attempt(), c.stream(), held.size()));
         }
         ReportResponse answer = new ReportResponse(highestSeq, sendDesired || report.appliedDesiredVersion() < desired.version() ? desired : null,
-                acks, leaseEpoch);
+                acks, leaseEpoch, nodeLostTimeoutMs);
         sendDesired = false;
         if (loseNextAnswer) {
             loseNextAnswer = false;

@@ -105,7 +105,7 @@ final class AgentRoutes {
         }
         List<LogOffset> acks = new ArrayList<>(answer.logAcks());
         acks.addAll(dropped);
-        AgentMessages.send(ctx, new ReportResponse(answer.ackedStatusSeq(), desired, acks, answer.leaseEpoch()));
+        AgentMessages.send(ctx, new ReportResponse(answer.ackedStatusSeq(), desired, acks, answer.leaseEpoch(), settings.nodeLostTimeoutMs()));
     }
 
     /** A long poll: the node's next desired state if it changes within {@code waitMs}, else null. */

@@ -158,6 +158,8 @@ public final class PoolService implements AutoCloseable {
         this.settings = stored != null ? SchedulerSettings.fromJson(stored, defaults) : defaults;
         List<NodeSpec> specs = nodes.values().stream().map(n -> NodeCodec.fromJson(n.spec(), catalog)).toList();
         this.engine = new Scheduler(new ClusterSpec(specs), settings.toConfig(tenantConfigs()));
+        // a preempted job must not start again, in the same round or later, before its agents confirm its attempt gone
+        engine.holdPreemptedJobs("its attempt is still stopping");
         for (NodeRow n : nodes.values()) {
             if (!n.source().equals(AGENT_SOURCE)) continue;
             NodeProgress p = recovered.progress().getOrDefault(n.name(), new NodeProgress(n.name(), 0, -1));
@@ -645,6 +647,7 @@ public final class PoolService implements AutoCloseable {
             if (n != null && !a.endedOn.contains(node)) stopping.add(a.id(), a.row.attempt(), node, n.version);
         }
         if (stopping.waiting(a.id())) engine.hold(a.id(), stopping.reason(a.id()));
+        else engine.releaseHold(a.id()); // nothing can still run (the engine holds what a round preempts)
         event(a, type, why, now);
     }
 
