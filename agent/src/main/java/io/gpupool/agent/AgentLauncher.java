@@ -28,8 +28,8 @@ public final class AgentLauncher {
      * @param reportInterval longest time between reports until the server sets its own
      * @param killGrace      SIGTERM to SIGKILL
      * @param memoryPolicy   what happens to a job holding more GPU memory than granted
-     * @param fence          stop the jobs when the server has been out of reach for longer than it waits
-     *                       before declaring the node lost
+     * @param fence          stop the jobs when the node's lease runs out (no report applied by the server for its
+     *                       node-lost timeout), by this agent or, if it is dead or paused, by its fence keeper
      * @param version        reported at registration
      */
     public record Options(String server, String joinToken, String nodeName, Path workDir, GpuBackends.Options gpus,

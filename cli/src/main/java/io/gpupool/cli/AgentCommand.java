@@ -57,7 +57,8 @@ public final class AgentCommand implements Callable<Integer> {
             description = "A job holding more GPU memory than granted: warn or kill (default: ${DEFAULT-VALUE}).")
     String memoryPolicy;
 
-    @Option(names = "--no-fence", description = "Keep jobs running however long the server is out of reach (default: stop them before the server declares the node lost).")
+    @Option(names = "--no-fence", description = "Keep jobs running however long the server is out of reach (default: stop them when the node's lease runs out, "
+            + "also by a fence keeper process if the agent is dead or paused, so the server can run them elsewhere without running them twice).")
     boolean noFence;
 
     @Override

@@ -56,15 +56,21 @@ public final class ServerCommand implements Callable<Integer> {
     double reportIntervalSec;
 
     @Option(names = "--node-lost-timeout", defaultValue = "30", paramLabel = "SEC",
-            description = "A node whose agent has not reported for this long is lost: its jobs are requeued or failed by their restart policy (default: ${DEFAULT-VALUE}).")
+            description = "A node whose agent has not reported for this long is lost and gets no new work; it is also the agents' lease: "
+                    + "an agent without an applied report for this long stops its jobs (default: ${DEFAULT-VALUE}).")
     double nodeLostTimeoutSec;
+
+    @Option(names = "--fence-margin", defaultValue = "5", paramLabel = "SEC",
+            description = "How much longer than the lease and the agent's kill grace a lost node's jobs wait before they run elsewhere: "
+                    + "room for a slow or starved agent machine (default: ${DEFAULT-VALUE}).")
+    double fenceMarginSec;
 
     @Override
     public Integer call() throws InterruptedException {
         String token = adminToken != null ? adminToken : System.getenv("GPUPOOL_ADMIN_TOKEN");
         if (token != null && token.isBlank()) token = null;
         ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, policy, rateLimit, demo, 1,
-                new AgentSettings(Math.round(reportIntervalSec * 1000), Math.round(nodeLostTimeoutSec * 1000)));
+                new AgentSettings(Math.round(reportIntervalSec * 1000), Math.round(nodeLostTimeoutSec * 1000), Math.round(fenceMarginSec * 1000)));
         GpupoolServer server = GpupoolServer.start(o, predictor, System.out);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -22,6 +22,7 @@ public final class JobState {
     String waitReason = "not yet considered";
     long reasonRound = -1;
     String shapeKey; // the scheduler's shape key, computed once: rounds over long queues ask for it per job
+    String holdReason; // non-null while the job is held (Scheduler.hold): it stays queued but is not placed
     private final RoundNote round;
 
     /** The scheduler's latest round, and why jobs it did not reach are waiting (shared by all jobs). */
@@ -55,10 +56,13 @@ public final class JobState {
     /** Why a pending job is not running, as the last scheduling round saw it; null when not pending. */
     public String waitReason() {
         if (status != JobStatus.PENDING && status != JobStatus.REJECTED) return null;
+        if (holdReason != null) return "held: " + holdReason;
         if (status == JobStatus.REJECTED || reasonRound == round.number) return waitReason;
         return reasonRound < 0 && round.number < 0 ? waitReason : round.unreached;
     }
     /** Start of the current run, or -1 when not running. */
+    /** Why the job is held, or null when it is not ({@link Scheduler#hold}). */
+    public String holdReason() { return holdReason; }
     public long runStartMs() { return runStartMs; }
     /** When the job last entered the queue (submission or preemption). */
     public long queuedSinceMs() { return queuedSinceMs; }

@@ -75,6 +75,7 @@ public final class Scheduler {
     private boolean settled;
     private long settledVersion = -1;
     private final List<JobState> arrivals = new ArrayList<>();
+    private String preemptedHold; // non-null: a job a round preempts is held with this reason (holdPreemptedJobs)
 
     /** A reservation of GPUs for a blocked job from {@code atMs} (EASY backfill). */
     private record Reservation(String jobId, long atMs, Set<Long> gpus) {}
@@ -185,6 +186,36 @@ public final class Scheduler {
     }
 
     /**
+     * Keeps a pending job out of placement until {@link #releaseHold}: it keeps its place in the queue, never blocks
+     * the jobs behind it (whatever the policy's blocking mode), and shows "held: REASON" as its wait reason. Holding
+     * again replaces the reason. The service holds a requeued job until its last attempt is known to be gone.
+     */
+    public void hold(String jobId, String reason) {
+        JobState job = require(jobId);
+        if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
+        job.holdReason = Objects.requireNonNull(reason);
+    }
+
+    /**
+     * Holds every job a round preempts, with this reason, until the driver calls {@link #releaseHold}: for a driver
+     * whose preempted attempts stop some time after the decision (the service's agents stop processes), so that the
+     * job does not start again, here or elsewhere, while its last attempt may still run. Null (the default, the
+     * simulator's) lets a preempted job start again in the same round.
+     */
+    public void holdPreemptedJobs(String reason) {
+        this.preemptedHold = reason;
+    }
+
+    /** Lets a held job be placed again from the next round on; false when it was not held. */
+    public boolean releaseHold(String jobId) {
+        JobState job = require(jobId);
+        if (job.holdReason == null) return false;
+        job.holdReason = null;
+        settled = false; // a round of arrivals only would pass it over
+        return true;
+    }
+
+    /**
      * Starts a pending job on the one node a caller chose (kube-scheduler's bind, a pod already bound there):
      * the tenant's hard limit, the filters and the GPU policy apply as in a round; only the choice of node is
      * the caller's. On failure the job stays pending and the result says why.
@@ -194,6 +225,7 @@ public final class Scheduler {
         advanceTo(nowMs);
         JobState job = require(jobId);
         if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
+        if (job.holdReason != null) return PlacementResult.failed("held: " + job.holdReason);
         String why = quotaReason(job);
         if (why != null) return PlacementResult.failed(why);
         PlacementResult r = pipeline.placeOn(cycle(job, null), requireNode(node), true);
@@ -300,7 +332,7 @@ public final class Scheduler {
         int backfillLeft = config.backfillDepth();
         JobState job;
         while ((job = queue.poll()) != null) {
-            if (job.status != JobStatus.PENDING) continue;
+            if (job.status != JobStatus.PENDING || job.holdReason != null) continue;
             if (!policy.preemptive() && cluster.usedMilli() >= cluster.totalMilli()) {
                 round.unreached = "waits: every GPU is in use";
                 break;
@@ -353,6 +385,7 @@ public final class Scheduler {
                 } else {
                     for (JobState v : victims) {
                         requeue(v, nowMs);
+                        v.holdReason = preemptedHold;
                         v.waitBecause("preempted for " + job.id());
                         preempted.add(v.id());
                         queue.requeue(v);
@@ -573,7 +606,7 @@ public final class Scheduler {
         JobQueue head = policy.queue(ctx, pending.values());
         List<JobState> window = new ArrayList<>();
         for (JobState j; window.size() < batchPlacer.window() && (j = head.poll()) != null; ) {
-            if (!j.spec().cpuOnly() && quotaReason(j) == null && policy.admit(ctx, j) == null) window.add(j);
+            if (!j.spec().cpuOnly() && j.holdReason == null && quotaReason(j) == null && policy.admit(ctx, j) == null) window.add(j);
         }
         if (window.isEmpty()) return;
         Map<String, Allocation> plan = batchPlacer.plan(new BatchPlacer.Batch(cluster, pipeline, profile,

@@ -1,9 +1,12 @@
 package io.gpupool.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.agent.link.JobStatusReport;
 import io.gpupool.agent.link.LogChunk;
 import io.gpupool.agent.link.LogOffset;
 import io.gpupool.agent.link.ReportResponse;
+import io.gpupool.agent.link.RunningJobInfo;
+import io.gpupool.agent.run.JobLaunch;
 import io.gpupool.agent.run.JobPhase;
 import io.gpupool.agent.run.LogStream;
 import io.gpupool.server.core.AgentSettings;
@@ -26,10 +29,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The server side of the agent protocol, message by message (an agent's exact words through its real HTTP
  * link): output by offset, the long poll, status seqs across a fresh agent work directory, a node lost and
- * back, late and stale reports. Short timeouts (reports every 100 ms, a node lost after 1.5 s) keep it fast.
+ * back, late and stale reports, and the rules that keep a job from running twice at once (a lost node's jobs
+ * move only after its lease, kill grace and margin; a requeued job waits until its last attempt is gone).
+ * Short timeouts (reports every 300 ms, a node lost after 1.5 s, its jobs given up 0.3 + 0.5 s later) keep it fast.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AgentProtocolTest {
+    private static final long LOST_MS = 1_500;
+    private static final long MARGIN_MS = 500;
     @TempDir static Path dir;
     TestServer s;
     String join;
@@ -37,7 +44,7 @@ class AgentProtocolTest {
 
     @BeforeAll
     void start() {
-        s = TestServer.start(TestServer.options(dir).withCluster(null).withAgents(new AgentSettings(300, 1_500)));
+        s = TestServer.start(TestServer.options(dir).withCluster(null).withAgents(new AgentSettings(300, LOST_MS, MARGIN_MS)));
         join = s.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
         team = s.tenantWithToken("proto", 1);
     }
@@ -140,18 +147,28 @@ class AgentProtocolTest {
         String fail = submit("H100-80GB", "restartPolicy", "fail");
         n.launch(again);
         n.launch(fail);
+        long lastReport = System.currentTimeMillis(); // its lease counts from when it was sent
         n.report(n.status(again, 1, JobPhase.RUNNING, null), n.status(fail, 1, JobPhase.RUNNING, null));
         // silence for longer than the node-lost timeout
         eventually("the node is lost", () -> nodeState("proto-lost").equals("lost"));
+        assertThat(job(fail).path("state").asText()).as("still its, until its processes must be gone").isEqualTo("RUNNING");
         eventually("its jobs are ended", () -> job(fail).path("state").asText().equals("FAILED"));
+        assertThat(job(fail).path("endedMs").asLong() - lastReport).as("after the lease, the kill grace and the margin")
+                .isGreaterThanOrEqualTo(LOST_MS + n.killGraceMs + MARGIN_MS);
         assertThat(job(fail).path("message").asText()).contains("proto-lost lost", "restart policy fail");
         assertThat(job(again).path("state").asText()).isEqualTo("PENDING"); // requeued; no other node has H100s
         assertThat(job(again).path("attempts").get(0).path("state").asText()).isEqualTo("LOST");
         assertThat(s.get("/api/v1/jobs/" + again + "/events", team).body().path("events").findValuesAsText("type")).contains("REQUEUED");
 
-        // the node is back; the job is placed there again as attempt 2; a late failure of attempt 1 changes nothing
-        ReportResponse back = n.report(n.status(again, 1, JobPhase.FAILED, 137));
-        assertThat(back.ackedStatusSeq()).isEqualTo(n.nextSeq - 1);
+        // the node is back; its first report was sent under the old lease epoch: answered, not applied
+        JobStatusReport lateFailure = n.status(again, 1, JobPhase.FAILED, 137);
+        ReportResponse stale = n.report(lateFailure);
+        assertThat(stale.leaseEpoch()).isEqualTo(1);
+        assertThat(stale.ackedStatusSeq()).as("nothing applied").isEqualTo(lateFailure.seq() - 1);
+        assertThat(nodeState("proto-lost")).as("a stale report is no sign of life").isEqualTo("lost");
+        // under the new epoch: the job is placed there again as attempt 2; the late failure of attempt 1 changes nothing
+        ReportResponse back = n.report(lateFailure);
+        assertThat(back.ackedStatusSeq()).isEqualTo(lateFailure.seq());
         assertThat(n.launch(again).attempt()).isEqualTo(2);
         eventually("the node shows ready", () -> nodeState("proto-lost").equals("ready"));
         assertThat(job(again).path("state").asText()).isEqualTo("RUNNING");
@@ -170,11 +187,92 @@ class AgentProtocolTest {
         n.report(n.status(id, 1, JobPhase.RUNNING, null));
         eventually("the node is lost", () -> nodeState("proto-late").equals("lost"));
         eventually("its job is requeued", () -> job(id).path("state").asText().equals("PENDING"));
-        n.report(n.status(id, 1, JobPhase.SUCCEEDED, 0)); // back, with the news that attempt 1 ended well
+        JobStatusReport done = n.status(id, 1, JobPhase.SUCCEEDED, 0);
+        n.report(done); // back, under the old epoch: not applied
+        assertThat(job(id).path("state").asText()).isEqualTo("PENDING");
+        n.report(done); // under the new one, with the news that attempt 1 ended well
         JsonNode j = job(id);
         assertThat(j.path("state").asText()).isEqualTo("SUCCEEDED");
         assertThat(j.path("attempt").asInt()).as("not run again").isEqualTo(1);
         assertThat(j.path("message").asText()).contains("while the node was out of reach");
+    }
+
+    @Test
+    void a_drained_job_starts_elsewhere_only_once_its_node_reports_the_last_attempt_gone() throws Exception {
+        TestNode a = new TestNode(s.base, join, "proto-drain-a", "1xRTX-4090");
+        TestNode b = new TestNode(s.base, join, "proto-drain-b", "1xRTX-4090");
+        a.register();
+        String id = submit("RTX-4090");
+        JobLaunch first = a.launch(id);
+        a.running = List.of(new RunningJobInfo(id, first.attempt(), 4242, System.currentTimeMillis(), false));
+        a.report(a.status(id, 1, JobPhase.RUNNING, null));
+        b.register();
+        b.report(List.of(), List.of(), List.of(), 0);
+        assertThat(s.post("/api/v1/nodes/proto-drain-a/drain", ADMIN, Map.of()).status()).isEqualTo(200);
+        JsonNode held = job(id);
+        assertThat(held.path("state").asText()).isEqualTo("PENDING");
+        assertThat(held.path("waitReason").asText()).startsWith("held: attempt 1 is still stopping on node proto-drain-a");
+
+        // a applied the desired state without the attempt, but its process still runs (stopping): no new attempt yet
+        a.desiredUntil(d -> d.jobs().isEmpty());
+        a.running = List.of(new RunningJobInfo(id, 1, 4242, System.currentTimeMillis(), true));
+        a.report(List.of(), List.of(), List.of(), 0);
+        for (int i = 0; i < 3; i++) b.report(List.of(), List.of(), List.of(), 0);
+        assertThat(b.lastDesired.jobs()).as("not while attempt 1 may run").isEmpty();
+        assertThat(job(id).path("state").asText()).isEqualTo("PENDING");
+
+        // its end is reported: the job runs again, on b
+        a.running = List.of();
+        a.report(a.status(id, 1, JobPhase.STOPPED, 143));
+        assertThat(b.launch(id).attempt()).isEqualTo(2);
+        b.report(b.status(id, 2, JobPhase.SUCCEEDED, 0));
+        assertThat(job(id).path("state").asText()).isEqualTo("SUCCEEDED");
+    }
+
+    @Test
+    void an_attempt_its_agent_never_started_is_gone_once_the_agent_applied_a_desired_state_without_it() throws Exception {
+        TestNode a = new TestNode(s.base, join, "proto-never-a", "1xA100-40GB");
+        a.register();
+        String id = submit("A100-40GB");
+        a.launch(id); // placed there; this agent never starts it
+        TestNode b = new TestNode(s.base, join, "proto-never-b", "1xA100-40GB");
+        b.register();
+        b.report(List.of(), List.of(), List.of(), 0);
+        assertThat(s.post("/api/v1/nodes/proto-never-a/drain", ADMIN, Map.of()).status()).isEqualTo(200);
+        assertThat(job(id).path("waitReason").asText()).startsWith("held: attempt 1 is still stopping on node proto-never-a");
+        a.desiredUntil(d -> d.jobs().isEmpty()); // applied, and nothing of the job runs there
+        assertThat(b.launch(id).attempt()).isEqualTo(2);
+    }
+
+    @Test
+    void a_job_held_for_its_last_attempt_is_still_held_after_a_server_restart(@TempDir Path other) throws Exception {
+        String j;
+        String id;
+        TestNode a;
+        try (TestServer first = TestServer.start(TestServer.options(other).withCluster(null).withAgents(new AgentSettings(300, 60_000, 500)))) {
+            j = first.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
+            String t = first.tenantWithToken("restart", 1);
+            a = new TestNode(first.base, j, "proto-restart-a", "1xL40S");
+            a.register();
+            id = first.post("/api/v1/jobs", t, Map.of("numGpus", 1, "command", List.of("true"))).text("id");
+            a.launch(id);
+            a.running = List.of(new RunningJobInfo(id, 1, 4242, System.currentTimeMillis(), false));
+            a.report(a.status(id, 1, JobPhase.RUNNING, null));
+            assertThat(first.post("/api/v1/nodes/proto-restart-a/drain", ADMIN, Map.of()).status()).isEqualTo(200);
+        }
+        try (TestServer second = TestServer.start(TestServer.options(other).withCluster(null).withAgents(new AgentSettings(300, 60_000, 500)))) {
+            TestNode b = new TestNode(second.base, j, "proto-restart-b", "1xL40S");
+            b.register();
+            b.report(List.of(), List.of(), List.of(), 0);
+            JsonNode held = second.get("/api/v1/jobs/" + id, ADMIN).body();
+            assertThat(held.path("waitReason").asText()).startsWith("held: attempt 1 is still stopping on node proto-restart-a");
+            assertThat(b.lastDesired.jobs()).isEmpty();
+            TestNode back = new TestNode(second.base, j, "proto-restart-a", "1xL40S");
+            back.nextSeq = a.nextSeq;
+            back.register();
+            back.report(back.status(id, 1, JobPhase.STOPPED, 143));
+            assertThat(b.launch(id).attempt()).isEqualTo(2);
+        }
     }
 
     private String nodeState(String node) {

@@ -12,6 +12,7 @@ import io.gpupool.agent.link.LogChunk;
 import io.gpupool.agent.link.NodeReport;
 import io.gpupool.agent.link.RegisterRequest;
 import io.gpupool.agent.link.Registration;
+import io.gpupool.agent.link.RunningJobInfo;
 import io.gpupool.agent.link.ReportResponse;
 import io.gpupool.agent.run.JobLaunch;
 import io.gpupool.agent.run.JobPhase;
@@ -33,6 +34,11 @@ final class TestNode {
     Registration registration;
     long applied = -1;
     long nextSeq;
+    long leaseEpoch;
+    /** The kill grace the node says its agent has. */
+    long killGraceMs = 300;
+    /** What the node says runs on it. */
+    List<RunningJobInfo> running = List.of();
     DesiredState lastDesired = new DesiredState(-1, List.of());
 
     TestNode(String base, String joinToken, String name, String fakeGpus) {
@@ -45,7 +51,8 @@ final class TestNode {
     }
 
     Registration register() throws LinkException {
-        registration = link.register(new RegisterRequest(name, "test", inventory, List.of(), nextSeq));
+        registration = link.register(new RegisterRequest(name, "test", inventory, running, nextSeq, killGraceMs));
+        leaseEpoch = Math.max(leaseEpoch, registration.leaseEpoch());
         return registration;
     }
 
@@ -54,7 +61,9 @@ final class TestNode {
     }
 
     ReportResponse report(List<JobStatusReport> statuses, List<LogChunk> logs, List<GpuSample> gpus, long waitMs) throws LinkException {
-        ReportResponse r = link.report(new NodeReport(name, System.currentTimeMillis(), applied, gpus, List.of(), statuses, logs, waitMs));
+        ReportResponse r = link.report(new NodeReport(name, System.currentTimeMillis(), applied, gpus, running, statuses, logs, waitMs,
+                leaseEpoch, killGraceMs));
+        leaseEpoch = Math.max(leaseEpoch, r.leaseEpoch()); // as an agent does: a newer epoch is adopted
         if (r.desired() != null) {
             applied = r.desired().version();
             lastDesired = r.desired();

@@ -226,12 +226,13 @@ final class BatchSql {
     }
 
     private static void putProgress(Connection c, Iterable<NodeProgress> progress) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("UPDATE nodes SET desired_version = ?, acked_status_seq = ? WHERE name = ?")) {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE nodes SET desired_version = ?, acked_status_seq = ?, lease_epoch = ? WHERE name = ?")) {
             int n = 0;
             for (NodeProgress p : progress) {
                 ps.setLong(1, p.desiredVersion());
                 ps.setLong(2, p.ackedStatusSeq());
-                ps.setString(3, p.node());
+                ps.setLong(3, p.leaseEpoch());
+                ps.setString(4, p.node());
                 ps.addBatch();
                 n++;
             }

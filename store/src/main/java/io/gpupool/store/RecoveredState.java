@@ -9,6 +9,8 @@ import java.util.Map;
  *
  * @param progress     agent nodes' desired-state versions and acknowledged status seqs, by node
  * @param attemptStates running jobs' current attempt: node -> state of the attempt there
+ * @param unfinishedAttempts queued jobs' attempts whose end no agent has reported yet (they may still run): job ->
+ *                           node -> attempt
  * @param nextSeq      the first free job sequence number
  * @param nextEventId  the first free event id
  * @param idempotency  (tenant + '\n' + key) of every stored job that had one -> job id
@@ -16,6 +18,6 @@ import java.util.Map;
 public record RecoveredState(List<TenantRow> tenants, List<TokenRow> tokens, List<NodeRow> nodes,
                              Map<String, NodeProgress> progress, Map<String, String> settings, List<JobRow> activeJobs,
                              Map<String, List<GrantRow>> allocations, Map<String, Map<String, String>> attemptStates,
-                             Map<String, String> idempotency,
+                             Map<String, Map<String, Integer>> unfinishedAttempts, Map<String, String> idempotency,
                              long nextSeq, long nextEventId) {
 }

@@ -40,8 +40,8 @@ public final class Store implements AutoCloseable {
             List<NodeRow> nodes = query(c, "SELECT name, spec, source, cordoned, registered_ms FROM nodes ORDER BY registered_ms, name",
                     rs -> new NodeRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4) != 0, rs.getLong(5)));
             Map<String, NodeProgress> progress = new LinkedHashMap<>();
-            for (NodeProgress p : query(c, "SELECT name, desired_version, acked_status_seq FROM nodes ORDER BY name",
-                    rs -> new NodeProgress(rs.getString(1), rs.getLong(2), rs.getLong(3)))) {
+            for (NodeProgress p : query(c, "SELECT name, desired_version, acked_status_seq, lease_epoch FROM nodes ORDER BY name",
+                    rs -> new NodeProgress(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)))) {
                 progress.put(p.node(), p);
             }
             Map<String, String> settings = new LinkedHashMap<>();
@@ -65,9 +65,17 @@ public final class Store implements AutoCloseable {
                     rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)})) {
                 attemptStates.computeIfAbsent(r[0], k -> new LinkedHashMap<>()).put(r[1], r[2]);
             }
+            // attempts of queued jobs that their agents have not reported ended: they may still run
+            Map<String, Map<String, Integer>> unfinished = new HashMap<>();
+            for (Object[] r : query(c, "SELECT a.job_id, a.node, a.attempt FROM job_attempts a JOIN jobs j ON j.id = a.job_id "
+                    + "WHERE j.state = 'PENDING' AND a.state IN ('ASSIGNED','RUNNING','STOPPING') ORDER BY a.job_id, a.attempt, a.node",
+                    rs -> new Object[] {rs.getString(1), rs.getString(2), rs.getInt(3)})) {
+                unfinished.computeIfAbsent((String) r[0], k -> new LinkedHashMap<>()).put((String) r[1], (Integer) r[2]);
+            }
             long nextSeq = single(c, "SELECT COALESCE(MAX(seq), 0) FROM jobs") + 1;
             long nextEvent = single(c, "SELECT COALESCE(MAX(id), 0) FROM job_events") + 1;
-            return new RecoveredState(tenants, tokens, nodes, progress, settings, active, allocations, attemptStates, idem, nextSeq, nextEvent);
+            return new RecoveredState(tenants, tokens, nodes, progress, settings, active, allocations, attemptStates, unfinished, idem,
+                    nextSeq, nextEvent);
         } catch (SQLException e) {
             throw new StoreException("cannot read the store back", e);
         }

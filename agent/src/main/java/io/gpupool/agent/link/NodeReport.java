@@ -17,9 +17,13 @@ import java.util.List;
  * @param waitMs                the agent has nothing else to say: the server may hold the answer up to this
  *                              long until the node's desired state changes (a long poll), so new work starts
  *                              at once without frequent reports; 0 = answer at once
+ * @param leaseEpoch            the lease epoch the agent holds (from its registration or the last answer): a
+ *                              report from an older epoch than the node's is answered but not applied
+ * @param killGraceMs           the agent's SIGTERM-to-SIGKILL grace (see {@link RegisterRequest#killGraceMs()})
  */
 public record NodeReport(String nodeId, long sentAtMs, long appliedDesiredVersion, List<GpuSample> gpus,
-                         List<RunningJobInfo> running, List<JobStatusReport> statuses, List<LogChunk> logs, long waitMs) {
+                         List<RunningJobInfo> running, List<JobStatusReport> statuses, List<LogChunk> logs, long waitMs,
+                         long leaseEpoch, long killGraceMs) {
     public NodeReport {
         gpus = List.copyOf(gpus);
         running = List.copyOf(running);
@@ -29,11 +33,16 @@ public record NodeReport(String nodeId, long sentAtMs, long appliedDesiredVersio
 
     public NodeReport(String nodeId, long sentAtMs, long appliedDesiredVersion, List<GpuSample> gpus,
                       List<RunningJobInfo> running, List<JobStatusReport> statuses, List<LogChunk> logs) {
-        this(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, logs, 0);
+        this(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, logs, 0, 0, 0);
     }
 
     /** The same report, to be answered at once. */
     public NodeReport withoutWait() {
-        return new NodeReport(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, logs, 0);
+        return new NodeReport(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, logs, 0, leaseEpoch, killGraceMs);
+    }
+
+    /** The same report with only these output chunks. */
+    public NodeReport withLogs(List<LogChunk> kept) {
+        return new NodeReport(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, kept, waitMs, leaseEpoch, killGraceMs);
     }
 }

@@ -15,14 +15,17 @@ import java.util.List;
  * @param firstPendingSeq   the seq of the oldest status report not yet acknowledged (the next seq when none
  *                          is pending): the server takes reports from there on, even if it had acknowledged
  *                          higher seqs from an earlier agent with a fresh work directory; -1: not given
+ * @param killGraceMs       the agent's SIGTERM-to-SIGKILL grace: a job it fences is gone this long (plus the
+ *                          server's margin) after its lease runs out, so the server waits that long before it
+ *                          re-places the job (0: not given; the server assumes the default, 10 s)
  */
 public record RegisterRequest(String nodeName, String agentVersion, NodeInventory inventory, List<RunningJobInfo> running,
-                              long firstPendingSeq) {
+                              long firstPendingSeq, long killGraceMs) {
     public RegisterRequest {
         running = List.copyOf(running);
     }
 
     public RegisterRequest(String nodeName, String agentVersion, NodeInventory inventory, List<RunningJobInfo> running) {
-        this(nodeName, agentVersion, inventory, running, -1);
+        this(nodeName, agentVersion, inventory, running, -1, 0);
     }
 }

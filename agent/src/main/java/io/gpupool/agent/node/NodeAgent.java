@@ -15,6 +15,7 @@ import io.gpupool.agent.link.Registration;
 import io.gpupool.agent.link.ReportResponse;
 import io.gpupool.agent.link.RunningJobInfo;
 import io.gpupool.agent.link.ServerLink;
+import io.gpupool.agent.run.FenceKeeper;
 import io.gpupool.agent.run.JobPhase;
 import io.gpupool.agent.run.JobRunner;
 import io.gpupool.agent.run.JobStore;
@@ -44,8 +45,9 @@ import java.util.concurrent.TimeUnit;
  * <p>When the server cannot be reached nothing stops: jobs keep running, their status reports queue up
  * on disk, and the next report that gets through carries them (oldest first); retries back off up to the
  * report interval. When the agent itself restarts, it re-adopts the jobs still running and reports those
- * that ended meanwhile. A watchdog stops the jobs when the server has been out of reach so long that it
- * will have declared the node lost ({@link #fenceAfter}).
+ * that ended meanwhile. Every report the server applies renews the node's {@link Lease}; when it runs out (the
+ * server has been out of reach for its node-lost timeout) a watchdog stops the jobs and nothing starts until a
+ * report gets through again. A {@link FenceKeeper} process does the same if this agent is dead or paused.
  */
 public final class NodeAgent implements AutoCloseable {
 
@@ -56,8 +58,9 @@ public final class NodeAgent implements AutoCloseable {
      * @param maxLogBytesPerReport log output per report at most
      * @param runner               how jobs run; its work directory is the agent's
      * @param agentVersion         sent at registration
-     * @param fence                stop the jobs when the server has been unreachable for so long that it
-     *                             will have declared the node lost and re-placed them (see {@link #fenceAfter})
+     * @param fence                stop the jobs when the node's lease runs out (the server has been unreachable for
+     *                             its node-lost timeout, after which it re-places them), also through a
+     *                             {@link FenceKeeper} that outlives the agent
      * @param retention            how long the directories (logs) of ended attempts are kept
      * @param minReportGap         shortest time between two reports, so a burst of job starts and ends goes
      *                             out in a few reports rather than one each
@@ -102,6 +105,9 @@ public final class NodeAgent implements AutoCloseable {
     private final LogShipper logs;
     private final Reconciler reconciler;
     private final JobRunner runner;
+    private final Lease lease = new Lease(System::nanoTime);
+    /** Null when fencing is off or the machine cannot run a keeper. */
+    private final FenceKeeper keeper;
     private final ExecutorService background = Executors.newVirtualThreadPerTaskExecutor();
     private final ExecutorService starts = Executors.newFixedThreadPool(Math.clamp(2L * Runtime.getRuntime().availableProcessors(), 2, 16),
             r -> Thread.ofPlatform().daemon().name("gpupool-agent-start").unstarted(r));
@@ -114,11 +120,11 @@ public final class NodeAgent implements AutoCloseable {
     private volatile boolean connected;
     private volatile Duration interval;
     private volatile long nodeLostTimeoutMs = Registration.DEFAULT_NODE_LOST_TIMEOUT_MS;
-    /**
-     * When the last report (or registration) that the server answered was sent; the agent's start before the
-     * first. The server received it no earlier, so fencing from here never comes after the server's verdict.
-     */
-    private volatile long lastContactMs = System.currentTimeMillis();
+    /** When ({@link System#nanoTime}) the last report the server applied was sent; 0 before the first. */
+    private volatile long lastAppliedSentNanos;
+    /** The loop has tried to register once: before that, a missing lease is no reason to fence re-adopted jobs. */
+    private volatile boolean triedServer;
+    private volatile String leaseFileProblem;
     private long lastPruneMs;
 
     /**
@@ -135,10 +141,13 @@ public final class NodeAgent implements AutoCloseable {
         this.state = new AgentState(workDir);
         this.statuses = new StatusBuffer(workDir);
         this.logs = new LogShipper(new JobStore(workDir), state);
-        this.reconciler = new Reconciler(statuses, logs, state, background, starts);
+        this.reconciler = new Reconciler(statuses, logs, state, background, starts, lease::valid);
         this.runner = new JobRunner(config.runner(), discovery.gpus(), reconciler);
         reconciler.attach(runner);
         if (backend instanceof FakeGpuBackend fake) fake.follow(runner);
+        this.keeper = config.fence() && FenceKeeper.supported() ? new FenceKeeper(workDir, config.runner().killGrace()) : null;
+        // an agent process before this one held a lease: its jobs (re-adopted below) may run until it runs out
+        FenceKeeper.inheritedExpiry(workDir).ifPresent(t -> lease.inherit(t, 0));
         for (RunningJob j : runner.recover()) logs.track(j.key());
         statuses.onAdd(this::wake);
     }
@@ -146,11 +155,11 @@ public final class NodeAgent implements AutoCloseable {
     /** Runs the loop on its own thread, and the fencing watchdog, until {@link #close()}. */
     public synchronized void start() {
         if (loop != null) return;
-        long period = Math.clamp(interval.toMillis() / 2, 50, 1000);
+        long period = Math.clamp(interval.toMillis() / 4, 20, 250);
         watchdog = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("gpupool-agent-fence").unstarted(r));
         watchdog.scheduleWithFixedDelay(() -> {
             try {
-                fenceIfCutOff();
+                fenceIfLeaseRanOut();
             } catch (RuntimeException e) {
                 // checked again at the next period
             }
@@ -229,12 +238,16 @@ public final class NodeAgent implements AutoCloseable {
             List<JobStatusReport> out = statuses.pending(config.maxStatusesPerReport());
             List<LogChunk> chunks = logs.collect(config.maxLogBytesPerReport());
             boolean news = !out.isEmpty() || !chunks.isEmpty();
-            long sentAt = System.currentTimeMillis();
-            NodeReport report = new NodeReport(state.nodeId(), sentAt, state.appliedDesiredVersion(), samples, runningInfo(), out,
-                    chunks, news ? 0 : interval.toMillis());
+            long epoch = lease.epoch();
+            long sentNanos = System.nanoTime();
+            NodeReport report = new NodeReport(state.nodeId(), System.currentTimeMillis(), state.appliedDesiredVersion(), samples,
+                    runningInfo(), out, chunks, news ? 0 : interval.toMillis(), epoch, config.runner().killGrace().toMillis());
             ReportResponse response = link.report(report);
             connected = true;
-            lastContactMs = sentAt;
+            if (response.nodeLostTimeoutMs() > 0) nodeLostTimeoutMs = response.nodeLostTimeoutMs();
+            if (response.leaseEpoch() == epoch) renewLease(sentNanos, epoch);
+            else lease.adoptEpoch(response.leaseEpoch()); // declared lost meanwhile: report again under the new epoch
+            problem = join(problem, leaseFileProblem);
             statuses.acknowledge(response.ackedStatusSeq());
             logs.acknowledge(response.logAcks());
             Reconciler.Applied applied = response.desired() != null ? reconciler.apply(response.desired()) : reconciler.reapply();
@@ -243,10 +256,12 @@ public final class NodeAgent implements AutoCloseable {
             if (e.kind() == LinkException.Kind.WOKEN) return new Tick(true, 0, null, problem, true);
             connected = false;
             if (e.kind() == LinkException.Kind.UNKNOWN_NODE) registered = false;
-            fenceIfCutOff();
+            fenceIfLeaseRanOut();
             return new Tick(false, 0, null, join(problem, "server: " + e.getMessage()), false);
         } catch (IOException e) {
             return new Tick(connected, 0, null, join(problem, "work directory: " + e.getMessage()), false);
+        } finally {
+            triedServer = true;
         }
     }
 
@@ -262,46 +277,60 @@ public final class NodeAgent implements AutoCloseable {
     }
 
     private void register() throws LinkException, IOException {
-        long sentAt = System.currentTimeMillis();
+        long sentNanos = System.nanoTime();
         Registration r = link.register(new RegisterRequest(config.nodeName(), config.agentVersion(), inventory, runningInfo(),
-                statuses.firstPendingSeq()));
+                statuses.firstPendingSeq(), config.runner().killGrace().toMillis()));
         state.registered(r.nodeId(), r.serverEpoch());
         if (r.reportIntervalMs() > 0) interval = Duration.ofMillis(r.reportIntervalMs());
         if (r.nodeLostTimeoutMs() > 0) nodeLostTimeoutMs = r.nodeLostTimeoutMs();
-        lastContactMs = sentAt;
+        lease.adoptEpoch(r.leaseEpoch());
+        renewLease(sentNanos, r.leaseEpoch());
         registered = true;
     }
 
     /**
-     * How long the server may be out of reach before the agent stops its jobs: the server's node-lost
-     * timeout less the kill grace period and one report interval, so the jobs are gone before the server
-     * gives their GPUs (and, with restart policy requeue, the jobs themselves) to another node. Never less
-     * than half the timeout (nor two intervals), so a report the server holds for an interval, or a slow
-     * answer, never looks like an outage; when the grace period leaves no room for that, fencing stops the
-     * jobs with a shorter one ({@link #fenceGrace}). The price of fencing: a server outage longer than this
-     * stops the jobs too; at-most-once running wins over availability.
+     * The server applied what was sent at {@code sentNanos}: the lease runs until the node-lost timeout after that.
+     * The keeper's lease file follows, so it fences at the same instant if this process cannot.
      */
-    Duration fenceAfter() {
-        long timeout = nodeLostTimeoutMs;
-        long i = interval.toMillis();
-        return Duration.ofMillis(Math.max(Math.max(timeout / 2, 2 * i), timeout - config.runner().killGrace().toMillis() - i));
+    private void renewLease(long sentNanos, long epoch) {
+        lease.renew(sentNanos, nodeLostTimeoutMs, epoch);
+        lastAppliedSentNanos = sentNanos;
+        if (keeper == null) return;
+        try {
+            keeper.renew(lease.expiresAtNanos());
+            leaseFileProblem = null;
+        } catch (IOException | RuntimeException e) {
+            // the keeper then fences at the deadline it last read: early, never late
+            leaseFileProblem = "fence keeper: cannot renew the lease file: " + e.getMessage();
+        }
     }
 
-    /** The SIGTERM-to-SIGKILL grace of a fenced job: the configured one, shortened to end before the server's timeout. */
-    Duration fenceGrace() {
-        long room = nodeLostTimeoutMs - interval.toMillis() - fenceAfter().toMillis();
-        return Duration.ofMillis(Math.clamp(room, 0, config.runner().killGrace().toMillis()));
-    }
-
-    private void fenceIfCutOff() {
-        if (!config.fence()) return;
-        long silentMs = System.currentTimeMillis() - lastContactMs;
-        if (silentMs < fenceAfter().toMillis()) return;
+    /**
+     * When the lease has run out, stops every job (SIGTERM, then SIGKILL after the kill grace). The server counts its
+     * node-lost timeout from when it applied the last report, which is no earlier than when the agent sent it, and
+     * re-places the node's jobs only after that timeout, this agent's kill grace and its safety margin: by then the
+     * jobs are gone. The price: a server outage as long as the timeout stops the jobs too; at-most-once running wins
+     * over availability ({@code --no-fence} turns it off).
+     */
+    private void fenceIfLeaseRanOut() {
+        if (!config.fence() || lease.valid() || !triedServer) return;
+        long sent = lastAppliedSentNanos;
+        String since = sent == 0 ? "since this agent started" : "for " + (lease.now() - sent) / 1_000_000_000L + " s";
         for (RunningJob j : runner.running()) {
             if (j.stopping()) continue;
-            runner.stop(j.key(), JobPhase.STOPPED, "fenced: the server has been unreachable for " + silentMs / 1000
-                    + " s and will have declared this node lost (after " + nodeLostTimeoutMs / 1000 + " s)", fenceGrace());
+            runner.stop(j.key(), JobPhase.STOPPED, "fenced: the node's lease ran out (no report applied by the server " + since
+                    + "; the server declares the node lost after " + nodeLostTimeoutMs / 1000 + " s and then runs its jobs elsewhere)");
         }
+    }
+
+    /** Whether the node's lease is valid now (tests). */
+    boolean leaseValid() {
+        return lease.valid();
+    }
+
+    /** The fence keeper's process, if one runs (tests). */
+    public java.util.Optional<ProcessHandle> keeperProcess() {
+        return keeper == null ? java.util.Optional.empty() : keeper.process();
     }
 
     private List<RunningJobInfo> runningInfo() {

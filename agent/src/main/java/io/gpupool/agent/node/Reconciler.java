@@ -9,6 +9,7 @@ import io.gpupool.agent.run.JobLaunch;
 import io.gpupool.agent.run.JobPhase;
 import io.gpupool.agent.run.JobRunner;
 import io.gpupool.agent.run.RunningJob;
+import io.gpupool.model.GpuShare;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -19,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
 
 /**
  * Makes the jobs running on this node match the server's desired state, and turns what happens to jobs
@@ -33,7 +35,9 @@ import java.util.concurrent.Future;
  *   <li>what runs and is not desired is stopped;</li>
  *   <li>an attempt waits while an older attempt of the same job is still stopping, or while a job being
  *       stopped still holds a GPU it is granted exclusively (or one it would share with an exclusive
- *       holder): the server reassigns GPUs when it decides, the processes free them a grace period later.</li>
+ *       holder): the server reassigns GPUs when it decides, the processes free them a grace period later;</li>
+ *   <li>nothing starts while the node's lease has run out ({@link Lease}): the server may have declared the node
+ *       lost and placed the attempt elsewhere.</li>
  * </ul>
  */
 public final class Reconciler implements JobRunner.Listener {
@@ -46,6 +50,7 @@ public final class Reconciler implements JobRunner.Listener {
     private final AgentState state;
     private final Executor background;
     private final ExecutorService starts;
+    private final BooleanSupplier leaseValid;
     private JobRunner runner;
     private DesiredState last;
     private volatile boolean someWaiting;
@@ -53,13 +58,16 @@ public final class Reconciler implements JobRunner.Listener {
     /**
      * @param background where an ended job triggers another pass for the attempts waiting on it
      * @param starts     where the processes of a batch of new attempts are spawned side by side
+     * @param leaseValid whether the node's lease is valid now: asked again right before each start
      */
-    Reconciler(StatusBuffer statuses, LogShipper logs, AgentState state, Executor background, ExecutorService starts) {
+    Reconciler(StatusBuffer statuses, LogShipper logs, AgentState state, Executor background, ExecutorService starts,
+               BooleanSupplier leaseValid) {
         this.statuses = statuses;
         this.logs = logs;
         this.state = state;
         this.background = background;
         this.starts = starts;
+        this.leaseValid = leaseValid;
     }
 
     void attach(JobRunner runner) {
@@ -97,7 +105,7 @@ public final class Reconciler implements JobRunner.Listener {
         for (JobLaunch l : wanted.values()) {
             JobKey key = l.key();
             if (runner.get(key).isPresent() || runner.store().started(key)) continue;
-            String conflict = conflict(l);
+            String conflict = leaseValid.getAsBoolean() ? conflict(l) : LEASE_RAN_OUT;
             if (conflict != null) {
                 waiting.put(key, conflict);
                 continue;
@@ -116,11 +124,11 @@ public final class Reconciler implements JobRunner.Listener {
     private List<JobKey> startAll(List<JobLaunch> launches) {
         List<JobKey> started = new ArrayList<>();
         if (launches.size() <= 1) {
-            for (JobLaunch l : launches) if (runner.start(l) instanceof JobRunner.StartResult.Started) started.add(l.key());
+            for (JobLaunch l : launches) if (startIfLeased(l) instanceof JobRunner.StartResult.Started) started.add(l.key());
             return started;
         }
         List<Future<JobRunner.StartResult>> results = new ArrayList<>();
-        for (JobLaunch l : launches) results.add(starts.submit(() -> runner.start(l)));
+        for (JobLaunch l : launches) results.add(starts.submit(() -> startIfLeased(l)));
         for (int i = 0; i < launches.size(); i++) {
             try {
                 if (results.get(i).get() instanceof JobRunner.StartResult.Started) started.add(launches.get(i).key());
@@ -134,17 +142,34 @@ public final class Reconciler implements JobRunner.Listener {
         return started;
     }
 
-    /** Why {@code l} must wait for a running job, or null if it need not. */
+    static final String LEASE_RAN_OUT = "the node's lease has run out: nothing starts until the server applies a report again";
+
+    /** Starts the attempt if the lease is still valid at this very moment (a start may wait in the pool); else null. */
+    private JobRunner.StartResult startIfLeased(JobLaunch l) {
+        return leaseValid.getAsBoolean() ? runner.start(l) : null;
+    }
+
+    /**
+     * Why {@code l} must wait for a running job, or null if it need not: an attempt of the same job still runs, or
+     * one of its GPUs would hold more than all of its compute together with the jobs still on it (only a job the
+     * server released and that is still stopping can make it so: the server never grants more than a GPU has).
+     */
     private String conflict(JobLaunch l) {
-        for (RunningJob r : runner.running()) {
+        List<RunningJob> running = List.copyOf(runner.running());
+        for (RunningJob r : running) {
             if (r.key().jobId().equals(l.jobId())) return "attempt " + r.key().attempt() + " of the job is still running";
-            for (GrantedGpu mine : l.gpus()) {
+        }
+        for (GrantedGpu mine : l.gpus()) {
+            int milli = mine.milli();
+            RunningJob holder = null;
+            for (RunningJob r : running) {
                 for (GrantedGpu theirs : r.launch().gpus()) {
-                    if (mine.uuid().equals(theirs.uuid()) && (mine.whole() || theirs.whole())) {
-                        return "GPU " + mine.uuid() + " is still held by " + r.key();
-                    }
+                    if (!mine.uuid().equals(theirs.uuid())) continue;
+                    milli += theirs.milli();
+                    if (holder == null || r.stopping()) holder = r;
                 }
             }
+            if (milli > GpuShare.WHOLE) return "GPU " + mine.uuid() + " is still held by " + holder.key();
         }
         return null;
     }

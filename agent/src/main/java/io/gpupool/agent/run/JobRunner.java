@@ -175,7 +175,9 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
                 long startedAt = rec.map(JobDirectory.ProcessRecord::startedAtMs).orElse(System.currentTimeMillis());
                 Optional<Integer> code = dir.exitCode();
                 long endedAt = code.isPresent() ? lastModified(dir.path().resolve(JobDirectory.EXIT)) : System.currentTimeMillis();
-                JobEnd end = code.map(c -> endFromExitCode(c, startedAt, endedAt, " (ended while the agent was down)"))
+                JobEnd end = fencedByKeeper(dir)
+                        ? new JobEnd(JobPhase.STOPPED, code.orElse(null), startedAt, endedAt, FENCED_BY_KEEPER + " while the agent was down")
+                        : code.map(c -> endFromExitCode(c, startedAt, endedAt, " (ended while the agent was down)"))
                         .orElseGet(() -> new JobEnd(JobPhase.LOST, null, startedAt, endedAt, rec.isEmpty()
                                 ? "the agent stopped before the process started"
                                 : "ended while the agent was down and left no exit code"));
@@ -254,11 +256,20 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
 
     /** The process has ended (or was found ended): work out how, record it, report it. */
     private void ended(RunningJob job) {
+        boolean leftovers = false;
         if (job.ownSession()) {
-            // Background processes the command left behind would still hold GPU memory.
+            // Background processes the command left behind would still hold GPU memory; the attempt has ended
+            // only when none is left (the server may start it elsewhere once it hears of the end)
+            leftovers = ProcessSignals.signalGroup(job.pid(), 0) && ProcFs.groupHasLiveMember(job.pid());
             ProcessSignals.signalGroup(job.pid(), ProcessSignals.SIGKILL);
+            awaitGroupGone(job.pid());
         }
+        // when it ended: the wrapper wrote the exit code then, unless processes of the job lived on until just now
+        // (an agent that was paused or busy sees the end later than it happened)
+        Path exit = job.directory().path().resolve(JobDirectory.EXIT);
+        // (file times come from a coarse clock that may lag the start time by a few ms: never before the start)
         long now = System.currentTimeMillis();
+        if (!leftovers && Files.exists(exit)) now = Math.clamp(lastModified(exit), job.startedAtMs(), now);
         Integer code = null;
         try {
             code = job.directory().exitCode().orElse(null);
@@ -267,7 +278,10 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         }
         if (code == null && job.process().isPresent()) code = job.process().get().exitValue();
         JobEnd end;
-        if (job.stopPhase() != null) {
+        if (fencedByKeeper(job.directory())) {
+            // the keeper came first (it skips a job whose wrapper has already recorded an end)
+            end = new JobEnd(JobPhase.STOPPED, code, job.startedAtMs(), now, FENCED_BY_KEEPER);
+        } else if (job.stopPhase() != null) {
             String how = job.killed() ? "killed with SIGKILL after a grace period of " + text(job.killedAfter())
                     : "exited after SIGTERM" + (code == null ? "" : " with code " + code);
             end = new JobEnd(job.stopPhase(), code, job.startedAtMs(), now, job.stopReason() + "; " + how);
@@ -282,6 +296,30 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         memoryWarned.keySet().removeIf(k -> k.startsWith(job.key() + "/"));
         record(job.directory(), end, job.launch());
         job.end().complete(end);
+    }
+
+    static final String FENCED_BY_KEEPER = "fenced: the node's lease ran out and the fence keeper stopped the job";
+    /** How long an ended job's process group may take to vanish after SIGKILL (a process in the kernel, e.g. a GPU driver call). */
+    private static final long GROUP_GONE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private static boolean fencedByKeeper(JobDirectory dir) {
+        return Files.exists(dir.path().resolve(FenceKeeper.FENCED));
+    }
+
+    /** Waits (bounded) until no process of group {@code pgid} is left: SIGKILL takes effect when a process leaves the kernel. */
+    private static void awaitGroupGone(long pgid) {
+        long deadline = System.nanoTime() + GROUP_GONE_WAIT_NANOS;
+        long pauseMs = 1;
+        // kill(-pgid, 0) answers in one call in the usual case (nothing left); only a group that still exists is looked up in /proc
+        while (ProcessSignals.signalGroup(pgid, 0) && ProcFs.groupHasLiveMember(pgid) && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(pauseMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            pauseMs = Math.min(50, 2 * pauseMs);
+        }
     }
 
     private static String text(Duration d) {

@@ -5,7 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.OptionalLong;
 
-/** The few facts about a process the JDK does not give: its session id, from Linux's /proc/PID/stat. */
+/** The few facts about processes the JDK does not give, from Linux's /proc/PID/stat: session ids, live group members. */
 final class ProcFs {
 
     private ProcFs() {
@@ -23,6 +23,29 @@ final class ProcFs {
             return OptionalLong.of(Long.parseLong(f[3]));
         } catch (IOException | RuntimeException e) {
             return OptionalLong.empty();
+        }
+    }
+
+    /**
+     * Whether any process of group {@code pgid} still lives (is not a zombie). A zombie holds no memory and no
+     * device; where nothing reaps orphans (a container whose init does not), zombies of a job would otherwise
+     * look alive forever.
+     */
+    static boolean groupHasLiveMember(long pgid) {
+        try (var procs = Files.list(Path.of("/proc"))) {
+            return procs.anyMatch(p -> {
+                String name = p.getFileName().toString();
+                if (name.isEmpty() || !Character.isDigit(name.charAt(0))) return false;
+                try {
+                    String stat = Files.readString(p.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    return Long.parseLong(f[2]) == pgid && !f[0].equals("Z") && !f[0].equals("X");
+                } catch (IOException | RuntimeException e) {
+                    return false; // ended while we looked
+                }
+            });
+        } catch (IOException e) {
+            return false;
         }
     }
 }

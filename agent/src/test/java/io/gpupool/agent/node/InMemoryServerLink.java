@@ -38,6 +38,10 @@ final class InMemoryServerLink implements ServerLink {
     String epoch = "epoch-1";
     long reportIntervalMs = 0;
     long nodeLostTimeoutMs = 0;
+    /** The node's lease epoch: a report under an older one is answered but not applied (the node was declared lost). */
+    long leaseEpoch = 0;
+    /** How long each answer takes to arrive after the request was sent (a slow network). */
+    long answerDelayMs = 0;
     private DesiredState desired = new DesiredState(0, List.of());
     private boolean sendDesired = true;
 
@@ -57,7 +61,7 @@ final class InMemoryServerLink implements ServerLink {
         if (!reachable) throw new LinkException(LinkException.Kind.UNREACHABLE, "connection refused");
         registrations.add(request);
         sendDesired = true;
-        return new Registration("node-" + request.nodeName(), epoch, reportIntervalMs, nodeLostTimeoutMs);
+        return new Registration("node-" + request.nodeName(), epoch, reportIntervalMs, nodeLostTimeoutMs, null, leaseEpoch);
     }
 
     @Override
@@ -66,6 +70,12 @@ final class InMemoryServerLink implements ServerLink {
         if (forgetNode) {
             forgetNode = false;
             throw new LinkException(LinkException.Kind.UNKNOWN_NODE, "unknown node " + report.nodeId());
+        }
+        delay();
+        if (report.leaseEpoch() < leaseEpoch) {
+            // sent before the agent heard that its node was declared lost: nothing applied
+            sendDesired = false;
+            return new ReportResponse(highestSeq, desired, List.of(), leaseEpoch, nodeLostTimeoutMs);
         }
         reports.add(report);
         for (JobStatusReport s : report.statuses()) {
@@ -83,7 +93,8 @@ final class InMemoryServerLink implements ServerLink {
             }
             acks.add(new LogOffset(c.jobId(), c.attempt(), c.stream(), held.size()));
         }
-        ReportResponse answer = new ReportResponse(highestSeq, sendDesired || report.appliedDesiredVersion() < desired.version() ? desired : null, acks);
+        ReportResponse answer = new ReportResponse(highestSeq, sendDesired || report.appliedDesiredVersion() < desired.version() ? desired : null,
+                acks, leaseEpoch, nodeLostTimeoutMs);
         sendDesired = false;
         if (loseNextAnswer) {
             loseNextAnswer = false;
@@ -91,6 +102,15 @@ final class InMemoryServerLink implements ServerLink {
             throw new LinkException(LinkException.Kind.UNREACHABLE, "read timed out");
         }
         return answer;
+    }
+
+    private void delay() {
+        if (answerDelayMs <= 0) return;
+        try {
+            Thread.sleep(answerDelayMs);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     synchronized String log(String jobId, int attempt, LogStream stream) {

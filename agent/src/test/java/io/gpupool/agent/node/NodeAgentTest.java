@@ -5,6 +5,7 @@ import io.gpupool.agent.gpu.GpuSample;
 import io.gpupool.agent.link.DesiredState;
 import io.gpupool.agent.link.JobStatusReport;
 import io.gpupool.agent.run.GrantedGpu;
+import io.gpupool.agent.run.JobKey;
 import io.gpupool.agent.run.JobLaunch;
 import io.gpupool.agent.run.JobPhase;
 import io.gpupool.agent.run.LogStream;
@@ -123,9 +124,10 @@ class NodeAgentTest {
         server.want(1, List.of(sh("a", "exit 0"), sh("b", "exit 2"), sh("c", "sleep 0.3")));
         a.tick();
         server.reachable = false;
-        tickUntil(a, () -> a.runner().running().isEmpty()); // the jobs run to their end without the server
+        // the jobs run to their end without the server (a job leaves the running list just before its end is recorded)
+        tickUntil(a, () -> a.bufferedStatuses() == 6);
         assertThat(a.tick().connected()).isFalse();
-        assertThat(a.bufferedStatuses()).isEqualTo(6);
+        assertThat(a.runner().running()).isEmpty();
 
         server.reachable = true;
         server.loseNextAnswer = true; // the server stores them but the answer never arrives
@@ -239,37 +241,96 @@ class NodeAgentTest {
     }
 
     @Test
-    void anAgentCutOffFromTheServerStopsItsJobsBeforeTheServerGivesThemAway() throws Exception {
-        server.nodeLostTimeoutMs = 1200; // fence after 1200 - 300 (grace) - 50 (interval) = 850 ms
+    void anAgentCutOffFromTheServerStopsItsJobsWhenItsLeaseRunsOut() throws Exception {
+        server.nodeLostTimeoutMs = 1200; // the lease: 1.2 s from the send time of the last report the server applied
         NodeAgent a = agent();
         server.want(1, List.of(sh("cut", "sleep 30")));
+        long sentAtLastApplied = System.nanoTime();
         a.tick();
-        assertThat(a.fenceAfter()).isEqualTo(Duration.ofMillis(850));
-        assertThat(a.fenceGrace()).isEqualTo(Duration.ofMillis(300));
         server.reachable = false;
         a.tick();
         assertThat(a.runner().running()).as("a short outage changes nothing").singleElement()
                 .satisfies(j -> assertThat(j.stopping()).isFalse());
         tickUntil(a, () -> a.runner().running().isEmpty());
+        assertThat(System.nanoTime() - sentAtLastApplied).as("fenced only once the lease ran out").isGreaterThanOrEqualTo(1_200_000_000L);
         server.reachable = true;
         tickUntil(a, () -> ended("cut"));
         JobStatusReport end = server.statusesOf("cut").getLast();
         assertThat(end.phase()).isEqualTo(JobPhase.STOPPED);
-        assertThat(end.message()).startsWith("fenced: the server has been unreachable for ").contains("declared this node lost (after 1 s)");
+        // the agent's watchdog or the fence keeper, whichever came first: both act when the lease runs out
+        assertThat(end.message()).matches("fenced: the node's lease ran out (\\(no report applied by the server for 1 s; "
+                + "the server declares the node lost after 1 s and then runs its jobs elsewhere\\)|and the fence keeper stopped the job).*");
     }
 
     @Test
-    void aGracePeriodAsLongAsTheTimeoutShortensTheFencingGraceNotTheWaitForTheServer() throws Exception {
-        server.nodeLostTimeoutMs = 10_000;
-        server.reportIntervalMs = 200;
-        FakeGpuBackend gpus = new FakeGpuBackend("1xT4", "n1");
-        NodeAgent a = new NodeAgent(NodeAgent.Config.defaults("n1", work).withRunner(RunnerConfig.defaults(work).withKillGrace(Duration.ofSeconds(10))),
-                gpus, gpus.discover(), server);
-        agents.add(a);
+    void anAnswerThatArrivesAfterTheLeaseRanOutStartsNothing() throws Exception {
+        server.nodeLostTimeoutMs = 600;
+        NodeAgent a = agent();
         a.tick();
-        // 10 s - 10 s grace - 0.2 s would fence at once, even during a report the server holds for an interval
-        assertThat(a.fenceAfter()).isEqualTo(Duration.ofSeconds(5));
-        assertThat(a.fenceGrace()).isEqualTo(Duration.ofMillis(4800)); // so the jobs are still gone before the 10 s
+        server.answerDelayMs = 700; // the report's lease (600 ms from its send time) has run out when its answer arrives
+        server.want(1, List.of(sh("late", "true")));
+        NodeAgent.Tick t = a.tick();
+        assertThat(t.applied().started()).isEmpty();
+        assertThat(t.applied().waiting()).containsValue(Reconciler.LEASE_RAN_OUT);
+        assertThat(a.runner().store().started(new JobKey("late", 0))).as("no directory: the attempt may still start later").isFalse();
+        server.answerDelayMs = 0;
+        tickUntil(a, () -> ended("late")); // a prompt answer renews the lease, and the attempt starts
+        assertThat(server.statusesOf("late").getLast().phase()).isEqualTo(JobPhase.SUCCEEDED);
+    }
+
+    @Test
+    void aReportFromAnOlderLeaseEpochRenewsNothingAndTheAgentReportsAgainUnderTheNewOne() throws Exception {
+        server.nodeLostTimeoutMs = 800;
+        NodeAgent a = agent();
+        server.want(1, List.of(sh("old", "sleep 30")));
+        a.tick();
+        server.leaseEpoch = 1; // the server declared the node lost meanwhile and wants nothing on it
+        server.want(2, List.of());
+        int applied = server.reports.size();
+        NodeAgent.Tick t = a.tick();
+        assertThat(server.reports).as("the report under epoch 0 was not applied").hasSize(applied);
+        assertThat(t.applied().stopped()).extracting(Object::toString).containsExactly("old#0");
+        tickUntil(a, () -> ended("old"));
+        assertThat(server.reports.getLast().leaseEpoch()).isEqualTo(1);
+        assertThat(a.leaseValid()).isTrue();
+    }
+
+    @Test
+    void theFenceKeeperStopsTheJobsOfAnAgentThatIsGoneWhenTheLeaseRunsOut() throws Exception {
+        server.nodeLostTimeoutMs = 1500;
+        NodeAgent a = agent();
+        server.want(1, List.of(sh("orphan", "sleep 30")));
+        a.tick();
+        long pid = a.runner().running().iterator().next().pid();
+        ProcessHandle keeper = a.keeperProcess().orElseThrow();
+        agents.remove(a);
+        a.close(); // as if killed: the job runs on, nothing renews the lease
+        assertThat(ProcessHandle.of(pid)).as("the job outlives its agent").isPresent();
+        assertThat(eventuallyTrue(() -> ProcessHandle.of(pid).isEmpty())).as("the keeper stopped it").isTrue();
+        assertThat(work.resolve("jobs/orphan.0/fenced")).exists();
+        assertThat(eventuallyTrue(() -> !keeper.isAlive())).as("the keeper ends once nothing runs").isTrue();
+
+        NodeAgent b = agent(); // the next agent on this work directory reports how the job ended
+        tickUntil(b, () -> ended("orphan"));
+        JobStatusReport end = server.statusesOf("orphan").getLast();
+        assertThat(end.phase()).isEqualTo(JobPhase.STOPPED);
+        assertThat(end.message()).isEqualTo("fenced: the node's lease ran out and the fence keeper stopped the job while the agent was down");
+    }
+
+    @Test
+    void theFenceKeeperLeavesTheJobsAloneWhileTheAgentRenewsItsLease() throws Exception {
+        server.nodeLostTimeoutMs = 600;
+        NodeAgent a = agent();
+        server.want(1, List.of(sh("kept", "sleep 30")));
+        a.tick();
+        long until = System.nanoTime() + Duration.ofMillis(2000).toNanos(); // more than three leases
+        while (System.nanoTime() < until) {
+            a.tick();
+            Thread.sleep(50);
+        }
+        assertThat(a.runner().running()).singleElement().satisfies(j -> assertThat(j.stopping()).isFalse());
+        assertThat(work.resolve("jobs/kept.0/fenced")).doesNotExist();
+        assertThat(a.keeperProcess()).isPresent();
     }
 
     @Test

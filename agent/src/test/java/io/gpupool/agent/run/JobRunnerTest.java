@@ -94,6 +94,9 @@ class JobRunnerTest {
 
     @Test
     void stopSendsSigtermToTheProcessGroup() throws Exception {
+        runner.close();
+        // a grace no busy machine outlasts: the exit code must come from SIGTERM, never from the SIGKILL after it
+        runner = new JobRunner(RunnerConfig.defaults(work).withKillGrace(Duration.ofSeconds(60)), gpus, events);
         RunningJob job = started(runner.start(sh("term", "echo ready; sleep 30")));
         assertThat(eventually(Duration.ofSeconds(5), () -> !job.handle().descendants().toList().isEmpty())).isTrue();
         runner.stop(job.key(), JobPhase.STOPPED, "stopped: cancelled");

@@ -68,10 +68,11 @@ final class AgentRoutes {
         RegisterRequest req = AgentMessages.read(Requests.json(ctx, Requests.MAX_AGENT_BODY_BYTES), RegisterRequest.class);
         NodeSpec spec = AgentMessages.nodeSpec(req, catalog);
         Tokens.Minted credential = Tokens.mintForNode(spec.name(), clock.now());
-        Views.Registered r = await(pool.registerAgent(spec, credential.row(), req.firstPendingSeq()));
+        Views.Registered r = await(pool.registerAgent(spec, credential.row(), req.firstPendingSeq(), req.killGraceMs()));
         tokens.add(credential.row());
         if (r.revokedCredential() != null) tokens.remove(r.revokedCredential());
-        AgentMessages.send(ctx, new Registration(r.node(), r.epoch(), r.reportIntervalMs(), r.nodeLostTimeoutMs(), credential.token()));
+        AgentMessages.send(ctx, new Registration(r.node(), r.epoch(), r.reportIntervalMs(), r.nodeLostTimeoutMs(), credential.token(),
+                r.leaseEpoch()));
     }
 
     private void report(Context ctx) {
@@ -95,16 +96,16 @@ final class AgentRoutes {
             OutputLedger.Key k = OutputLedger.key(c, node);
             stored.computeIfAbsent(k, x -> store.outputLength(x.jobId(), x.attempt(), x.node(), x.stream()));
         }
-        NodeReport kept = dropped.isEmpty() ? report : new NodeReport(report.nodeId(), report.sentAtMs(), report.appliedDesiredVersion(),
-                report.gpus(), report.running(), report.statuses(), chunks, report.waitMs());
+        NodeReport kept = dropped.isEmpty() ? report : report.withLogs(chunks);
         Views.Reported answer = await(pool.report(node, kept, stored));
         DesiredState desired = answer.desired();
-        if (desired == null && report.waitMs() > 0 && report.statuses().isEmpty() && report.logs().isEmpty()) {
+        boolean applied = answer.leaseEpoch() == report.leaseEpoch(); // else the agent must hear of the new epoch at once
+        if (desired == null && applied && report.waitMs() > 0 && report.statuses().isEmpty() && report.logs().isEmpty()) {
             desired = waitForChange(answer, node, report, Math.min(report.waitMs(), settings.maxWaitMs()));
         }
         List<LogOffset> acks = new ArrayList<>(answer.logAcks());
         acks.addAll(dropped);
-        AgentMessages.send(ctx, new ReportResponse(answer.ackedStatusSeq(), desired, acks));
+        AgentMessages.send(ctx, new ReportResponse(answer.ackedStatusSeq(), desired, acks, answer.leaseEpoch(), settings.nodeLostTimeoutMs()));
     }
 
     /** A long poll: the node's next desired state if it changes within {@code waitMs}, else null. */

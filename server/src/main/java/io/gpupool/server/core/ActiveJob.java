@@ -18,9 +18,10 @@ final class ActiveJob {
     final CompletableFuture<Void> inserted;
     /** The nodes the current attempt holds GPUs on (empty while pending); after a requeue, those of the last one. */
     Set<String> nodes = Set.of();
-    /** Nodes whose agent reported the current attempt started, and those that reported it succeeded. */
+    /** Nodes whose agent reported the current attempt started, those that reported it succeeded, and those that reported any end. */
     final Set<String> confirmed = new HashSet<>();
     final Set<String> succeeded = new HashSet<>();
+    final Set<String> endedOn = new HashSet<>();
 
     ActiveJob(JobRow row, JobRequest request, CompletableFuture<Void> inserted) {
         this.row = row;
@@ -36,5 +37,6 @@ final class ActiveJob {
         nodes = new LinkedHashSet<>(on);
         confirmed.clear();
         succeeded.clear();
+        endedOn.clear();
     }
 }

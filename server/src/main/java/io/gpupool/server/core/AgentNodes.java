@@ -9,9 +9,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Where each agent node stands in the agent protocol, owned by the engine loop: the version of its desired
- * state, the highest status seq applied from its agent, when it last reported, whether it is ready (reporting)
- * or lost, and its current credential. A node is schedulable only while ready: after a server restart it waits
- * for its agent's first report, and a node lost stays out of placement until its agent reports again.
+ * state, the highest status seq applied from its agent, when it last reported (monotonic clock), its lease epoch,
+ * whether it is ready (reporting) or lost, and its current credential. A node is schedulable only while ready:
+ * after a server restart it waits for its agent's first report, and a node lost stays out of placement until its
+ * agent reports again.
  */
 final class AgentNodes {
 
@@ -20,7 +21,10 @@ final class AgentNodes {
         WAITING,
         /** Its agent reports. */
         READY,
-        /** No report for the node-lost timeout: its attempts were ended. */
+        /**
+         * No report for the node-lost timeout: no new work, its lease epoch was raised. Its attempts are given up
+         * (ended, their jobs requeued or failed) once the agent's kill grace and the margin have passed too.
+         */
         LOST;
 
         String wire() { return name().toLowerCase(java.util.Locale.ROOT); }
@@ -30,7 +34,13 @@ final class AgentNodes {
         final String name;
         long version;
         long ackedSeq;
-        long lastSeenMs;
+        /** When ({@link ServiceClock#nanos}) a report of its agent was last applied (or the server started). */
+        long lastSeenNanos;
+        long leaseEpoch;
+        /** Its agent's SIGTERM-to-SIGKILL grace, as it last said. */
+        long killGraceMs = AgentSettings.DEFAULT_KILL_GRACE_MS;
+        /** Lost, and its attempts given up: its jobs went back to the queue or failed. */
+        boolean attemptsGivenUp;
         Condition condition = Condition.WAITING;
         String credentialId;
         /** Version or seq changed in this iteration: written at the flush. */
@@ -40,22 +50,28 @@ final class AgentNodes {
         /** The version changed in this iteration: {@link #nextChange} completes after this iteration's commit. */
         boolean changed;
 
-        Node(String name, long version, long ackedSeq, long lastSeenMs) {
+        Node(String name, long version, long ackedSeq, long leaseEpoch, long lastSeenNanos) {
             this.name = name;
             this.version = version;
             this.ackedSeq = ackedSeq;
-            this.lastSeenMs = lastSeenMs;
+            this.leaseEpoch = leaseEpoch;
+            this.lastSeenNanos = lastSeenNanos;
         }
 
         NodeProgress progress() {
-            return new NodeProgress(name, version, ackedSeq);
+            return new NodeProgress(name, version, ackedSeq, leaseEpoch);
+        }
+
+        /** Milliseconds since its agent's last applied report. */
+        long silentMs(long nowNanos) {
+            return (nowNanos - lastSeenNanos) / 1_000_000;
         }
     }
 
     private final Map<String, Node> nodes = new LinkedHashMap<>();
 
-    Node add(String name, long version, long ackedSeq, long nowMs) {
-        Node n = new Node(name, version, ackedSeq, nowMs);
+    Node add(String name, long version, long ackedSeq, long leaseEpoch, long nowNanos) {
+        Node n = new Node(name, version, ackedSeq, leaseEpoch, nowNanos);
         nodes.put(name, n);
         return n;
     }

@@ -64,7 +64,9 @@ import java.util.function.Supplier;
  *
  * <p>It is also the server side of the agent protocol (docs/architecture.md): nodes register, their agents
  * report job statuses, output and telemetry and get the node's desired state back; a node that stops
- * reporting is declared lost and its jobs are requeued or failed by their restart policy.
+ * reporting is declared lost, and once its lease, its agent's kill grace and the margin have run out its jobs
+ * are requeued or failed by their restart policy. A requeued job starts no new attempt until its last one is
+ * known to be gone ({@link StoppingAttempts}): a job never runs twice at once.
  */
 public final class PoolService implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PoolService.class);
@@ -99,6 +101,7 @@ public final class PoolService implements AutoCloseable {
     private final Map<String, NodeRow> nodes = new LinkedHashMap<>();
     private final AgentNodes agents = new AgentNodes();
     private final OutputLedger output = new OutputLedger();
+    private final StoppingAttempts stopping = new StoppingAttempts();
     private long nextLostCheckMs;
     /** Completes when everything handed to the writer so far is committed. */
     private CompletableFuture<Void> lastBatch = CompletableFuture.completedFuture(null);
@@ -155,12 +158,14 @@ public final class PoolService implements AutoCloseable {
         this.settings = stored != null ? SchedulerSettings.fromJson(stored, defaults) : defaults;
         List<NodeSpec> specs = nodes.values().stream().map(n -> NodeCodec.fromJson(n.spec(), catalog)).toList();
         this.engine = new Scheduler(new ClusterSpec(specs), settings.toConfig(tenantConfigs()));
+        // a preempted job must not start again, in the same round or later, before its agents confirm its attempt gone
+        engine.holdPreemptedJobs("its attempt is still stopping");
         for (NodeRow n : nodes.values()) {
             if (!n.source().equals(AGENT_SOURCE)) continue;
             NodeProgress p = recovered.progress().getOrDefault(n.name(), new NodeProgress(n.name(), 0, -1));
             // a restarted server waits for each agent's first report before placing work there; the node-lost
             // deadline counts from now
-            AgentNodes.Node a = agents.add(n.name(), p.desiredVersion(), p.ackedStatusSeq(), now);
+            AgentNodes.Node a = agents.add(n.name(), p.desiredVersion(), p.ackedStatusSeq(), p.leaseEpoch(), clock.nanos());
             recovered.tokens().stream().filter(t -> n.name().equals(t.node())).map(TokenRow::id).reduce((x, y) -> y)
                     .ifPresent(id -> a.credentialId = id);
         }
@@ -171,6 +176,7 @@ public final class PoolService implements AutoCloseable {
         restoreJobs(recovered, now);
         // every agent gets its full desired state again after a restart (and stops what the store no longer wants)
         for (AgentNodes.Node a : agents.all()) agents.touch(a.name);
+        awaitUnfinishedAttempts(recovered);
         flush();
         this.loop = Thread.ofPlatform().name("gpupool-engine-loop").start(this::runLoop);
     }
@@ -275,7 +281,7 @@ public final class PoolService implements AutoCloseable {
      * @param credential      the node's new credential, minted by the caller, stored with the registration
      * @param firstPendingSeq the agent's oldest unacknowledged status seq (-1: not given)
      */
-    public CompletableFuture<Views.Registered> registerAgent(NodeSpec spec, TokenRow credential, long firstPendingSeq) {
+    public CompletableFuture<Views.Registered> registerAgent(NodeSpec spec, TokenRow credential, long firstPendingSeq, long killGraceMs) {
         return call(() -> {
             long now = clock.now();
             String name = spec.name();
@@ -299,7 +305,7 @@ public final class PoolService implements AutoCloseable {
                 NodeRow row = new NodeRow(name, json, AGENT_SOURCE, false, now);
                 nodes.put(name, row);
                 writes.add(new Write.PutNode(row));
-                a = agents.add(name, 0, -1, now);
+                a = agents.add(name, 0, -1, 0, clock.nanos());
                 LOG.info("node {} joined with {} GPUs", name, spec.gpus().size());
             } else {
                 a = agents.get(name);
@@ -309,10 +315,11 @@ public final class PoolService implements AutoCloseable {
             if (revoked != null) writes.add(new Write.DeleteToken(revoked));
             writes.add(new Write.PutToken(credential));
             a.credentialId = credential.id();
-            seen(a, now);
+            seen(a, killGraceMs);
             agents.touch(name); // the agent has no desired state in memory after its own restart: send it all
             dirty = true;
-            Views.Registered r = new Views.Registered(name, epoch, agentSettings.reportIntervalMs(), agentSettings.nodeLostTimeoutMs(), revoked);
+            Views.Registered r = new Views.Registered(name, epoch, agentSettings.reportIntervalMs(), agentSettings.nodeLostTimeoutMs(), revoked,
+                    a.leaseEpoch);
             return commitOfThisIteration().thenApply(v -> r);
         });
     }
@@ -332,8 +339,20 @@ public final class PoolService implements AutoCloseable {
                 int index = r.gpus().get(i).index();
                 if (index < 0 || index >= gpuCount) throw ServiceException.invalid("gpus[" + i + "].index", "node " + node + " has GPUs 0.." + (gpuCount - 1) + ", got " + index);
             }
+            if (r.leaseEpoch() < a.leaseEpoch) {
+                // sent before its agent heard that the node was declared lost: applied, it could revive what the server
+                // gave up. Nothing in it counts, not even as a sign of life; the agent reports again under the new epoch.
+                DesiredState desired = a.version > r.appliedDesiredVersion() ? desiredState(a) : null;
+                Views.Reported stale = new Views.Reported(a.ackedSeq, desired, List.of(), a.nextChange, a.leaseEpoch);
+                return commitOfThisIteration().thenApply(v -> stale);
+            }
+            if (r.leaseEpoch() > a.leaseEpoch) {
+                // the agent holds an epoch this store never reached (it was replaced or restored): go on from there
+                a.leaseEpoch = r.leaseEpoch();
+                a.progressDirty = true;
+            }
             long now = clock.now();
-            seen(a, now);
+            seen(a, r.killGraceMs());
             for (GpuSample g : r.gpus()) {
                 long total = g.memoryTotalMib() == null ? 0 : g.memoryTotalMib();
                 long used = g.memoryUsedMib() == null ? 0 : g.memoryUsedMib();
@@ -353,13 +372,14 @@ public final class PoolService implements AutoCloseable {
                 if (out.write() != null) writes.add(new Write.AppendOutput(out.write()));
                 acks.add(out.ack());
             }
+            releaseHolds(stopping.reported(node, r.appliedDesiredVersion(), r.running()));
             if (r.appliedDesiredVersion() > a.version) {
                 // the agent applied a version this store never reached (its store was replaced or restored): go beyond it
                 a.version = r.appliedDesiredVersion();
                 agents.touch(node);
             }
             DesiredState desired = a.version > r.appliedDesiredVersion() ? desiredState(a) : null;
-            Views.Reported answer = new Views.Reported(a.ackedSeq, desired, acks, a.nextChange);
+            Views.Reported answer = new Views.Reported(a.ackedSeq, desired, acks, a.nextChange, a.leaseEpoch);
             return commitOfThisIteration().thenApply(v -> answer);
         });
     }
@@ -368,7 +388,7 @@ public final class PoolService implements AutoCloseable {
     public CompletableFuture<DesiredState> desired(String node, long applied) {
         return call(() -> {
             AgentNodes.Node a = requireAgentNode(node);
-            seen(a, clock.now());
+            seen(a, a.killGraceMs);
             DesiredState d = a.version > applied ? desiredState(a) : null;
             return commitOfThisIteration().thenApply(v -> d);
         });
@@ -610,6 +630,7 @@ public final class PoolService implements AutoCloseable {
         }
         event(a, state, message, now);
         active.remove(a.id());
+        stopping.forget(a.id());
         engine.forget(a.id());
         listener.finished(a.tenant(), state);
         dirty = true;
@@ -617,12 +638,22 @@ public final class PoolService implements AutoCloseable {
         return commitOfThisIteration().thenApply(v -> row);
     }
 
-    /** A running job went back to the queue (preempted by the policy, drained, or not restorable). */
+    /**
+     * A running job went back to the queue (preempted by the policy, drained, lost, or not restorable). It is held
+     * until every node of the attempt it leaves has confirmed the attempt gone ({@link StoppingAttempts}).
+     */
     private void requeued(ActiveJob a, String type, String why, long now) {
         a.row = a.row.withState("PENDING", a.row.startedMs(), null, a.row.preemptions() + 1, null, why);
         writes.add(new Write.UpdateJob(a.row));
         writes.add(new Write.SetAllocation(a.id(), List.of()));
         releaseAttempt(a, type.toLowerCase(java.util.Locale.ROOT) + ": " + why);
+        for (String node : a.nodes) {
+            AgentNodes.Node n = agents.get(node);
+            // a static node runs nothing; an agent that reported this attempt's end has no process of it left
+            if (n != null && !a.endedOn.contains(node)) stopping.add(a.id(), a.row.attempt(), node, n.version);
+        }
+        if (stopping.waiting(a.id())) engine.hold(a.id(), stopping.reason(a.id()));
+        else engine.releaseHold(a.id()); // nothing can still run (the engine holds what a round preempts)
         event(a, type, why, now);
     }
 
@@ -654,8 +685,10 @@ public final class PoolService implements AutoCloseable {
         String phase = st.phase().name();
         writes.add(new Write.UpdateAttempt(new AttemptUpdate(st.jobId(), st.attempt(), node, phase, st.pid(), st.startedAtMs(),
                 st.endedAtMs(), st.exitCode(), st.message())));
+        if (st.phase().terminal()) releaseHolds(stopping.ended(node, st.jobId(), st.attempt()));
         ActiveJob a = active.get(st.jobId());
         if (a == null || a.row.attempt() != st.attempt() || !a.nodes.contains(node)) return;
+        if (st.phase().terminal()) a.endedOn.add(node);
         String where = "node " + node + ": " + (st.message() == null ? phase.toLowerCase(java.util.Locale.ROOT) : st.message());
         if (!a.row.state().equals("RUNNING")) {
             // the attempt was requeued when its node was declared lost, but it had finished: its result stands
@@ -698,33 +731,95 @@ public final class PoolService implements AutoCloseable {
         }
     }
 
-    /** Nodes whose agent has not reported for the node-lost timeout are lost. */
+    /**
+     * Nodes whose agent has had no report applied for the node-lost timeout are lost; once the agent's kill grace and
+     * the margin have passed as well, their attempts are given up. Measured on the monotonic clock.
+     */
     private void checkNodesLost(long now) {
+        long nowNanos = clock.nanos();
         for (AgentNodes.Node n : agents.all()) {
-            if (n.condition != AgentNodes.Condition.LOST && now - n.lastSeenMs > agentSettings.nodeLostTimeoutMs()) nodeLost(n, now);
+            long silentMs = n.silentMs(nowNanos);
+            if (n.condition != AgentNodes.Condition.LOST && silentMs > agentSettings.nodeLostTimeoutMs()) nodeLost(n, silentMs, now);
+            if (n.condition == AgentNodes.Condition.LOST && !n.attemptsGivenUp && silentMs >= agentSettings.giveUpAfterMs(n.killGraceMs)) {
+                giveUpAttempts(n, silentMs, now);
+            }
         }
         output.forgetOld(now);
     }
 
-    private void nodeLost(AgentNodes.Node n, long now) {
-        String why = "node " + n.name + " lost: no report for " + (now - n.lastSeenMs) / 1000 + " s";
-        LOG.warn("{}; its jobs are requeued or failed by their restart policy", why);
+    /**
+     * No new work for the node, and a new lease epoch: a report its agent sent before hearing of it is not applied.
+     * Its attempts stay (their agent may still be stopping them) until {@link #giveUpAttempts}.
+     */
+    private void nodeLost(AgentNodes.Node n, long silentMs, long now) {
+        long giveUpInMs = agentSettings.giveUpAfterMs(n.killGraceMs) - silentMs;
+        LOG.warn("node {} lost: no report for {} s; its jobs run elsewhere in {} s (its agent's lease, kill grace {} s and the margin) "
+                + "unless it reports again", n.name, silentMs / 1000, Math.max(0, giveUpInMs) / 1000, n.killGraceMs / 1000);
         n.condition = AgentNodes.Condition.LOST;
+        n.leaseEpoch++;
+        n.progressDirty = true;
         applySchedulable(n.name);
         for (ActiveJob a : List.copyOf(active.values())) {
             if (!a.row.state().equals("RUNNING") || !a.nodes.contains(n.name)) continue;
+            event(a, "WARNING", "node " + n.name + " lost: no report for " + silentMs / 1000 + " s; the job runs again (or fails, by its "
+                    + "restart policy) in " + Math.max(0, giveUpInMs) / 1000 + " s, once its processes there must be gone, unless the node "
+                    + "reports again", now);
+        }
+        dirty = true;
+    }
+
+    /**
+     * The lost node's lease ran out, then its agent's kill grace and the margin: whatever ran there has been stopped by
+     * its agent or its fence keeper. Its attempts end as LOST and their jobs are requeued or failed by restart policy.
+     */
+    private void giveUpAttempts(AgentNodes.Node n, long silentMs, long now) {
+        String why = "node " + n.name + " lost: no report for " + silentMs / 1000 + " s";
+        LOG.warn("{}; its jobs are requeued or failed by their restart policy", why);
+        n.attemptsGivenUp = true;
+        for (ActiveJob a : List.copyOf(active.values())) {
+            if (!a.row.state().equals("RUNNING") || !a.nodes.contains(n.name)) continue;
             writes.add(new Write.UpdateAttempt(new AttemptUpdate(a.id(), a.row.attempt(), n.name, "LOST", null, null, now, null, why)));
+            a.endedOn.add(n.name);
             lostAttempt(a, why, now);
         }
+        releaseHolds(stopping.nodeGone(n.name));
         agents.touch(n.name);
     }
 
-    /** The node's agent is alive: a waiting or lost node is ready again (and schedulable unless cordoned). */
-    private void seen(AgentNodes.Node a, long now) {
-        a.lastSeenMs = now;
+    /** Jobs whose last attempt every node has confirmed gone may start a new one. */
+    private void releaseHolds(List<String> jobs) {
+        for (String id : jobs) {
+            ActiveJob a = active.get(id);
+            if (a != null && a.row.state().equals("PENDING") && engine.releaseHold(id)) dirty = true;
+        }
+    }
+
+    /** After a restart: queued jobs whose earlier attempt no agent has reported ended wait for it as before. */
+    private void awaitUnfinishedAttempts(RecoveredState r) {
+        r.unfinishedAttempts().forEach((job, nodes) -> {
+            ActiveJob a = active.get(job);
+            if (a == null || !a.row.state().equals("PENDING")) return;
+            nodes.forEach((node, attempt) -> {
+                AgentNodes.Node n = agents.get(node);
+                if (n != null) stopping.add(job, attempt, node, n.version);
+            });
+            if (stopping.waiting(job)) engine.hold(job, stopping.reason(job));
+        });
+    }
+
+    /**
+     * A report of the node's agent was applied: it is alive. A waiting or lost node is ready again (and schedulable
+     * unless cordoned); a lost one whose attempts were not given up yet keeps them.
+     *
+     * @param killGraceMs the agent's kill grace as it says (0: not said)
+     */
+    private void seen(AgentNodes.Node a, long killGraceMs) {
+        a.lastSeenNanos = clock.nanos();
+        if (killGraceMs > 0) a.killGraceMs = killGraceMs;
         if (a.condition == AgentNodes.Condition.READY) return;
         if (a.condition == AgentNodes.Condition.LOST) LOG.info("node {} reports again", a.name);
         a.condition = AgentNodes.Condition.READY;
+        a.attemptsGivenUp = false;
         applySchedulable(a.name);
         agents.touch(a.name);
         dirty = true;
@@ -806,6 +901,7 @@ public final class PoolService implements AutoCloseable {
                 a.placedOn(nodesOf(r.allocations().getOrDefault(row.id(), List.of())));
                 r.attemptStates().getOrDefault(row.id(), Map.of()).forEach((node, state) -> {
                     if (state.equals("SUCCEEDED")) a.succeeded.add(node);
+                    if (Set.of("SUCCEEDED", "FAILED", "STOPPED", "LOST").contains(state)) a.endedOn.add(node);
                     if (!state.equals("ASSIGNED")) a.confirmed.add(node);
                 });
                 try {

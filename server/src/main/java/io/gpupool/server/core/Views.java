@@ -17,7 +17,8 @@ public final class Views {
      *
      * @param revokedCredential the id of the node credential this registration replaced, or null
      */
-    public record Registered(String node, String epoch, long reportIntervalMs, long nodeLostTimeoutMs, String revokedCredential) {}
+    public record Registered(String node, String epoch, long reportIntervalMs, long nodeLostTimeoutMs, String revokedCredential,
+                             long leaseEpoch) {}
 
     /**
      * The answer to an agent's report (docs/architecture.md, "Agent protocol").
@@ -27,7 +28,8 @@ public final class Views {
      *                   waits on it)
      */
     public record Reported(long ackedStatusSeq, io.gpupool.agent.link.DesiredState desired,
-                           List<io.gpupool.agent.link.LogOffset> logAcks, java.util.concurrent.CompletableFuture<Void> nextChange) {}
+                           List<io.gpupool.agent.link.LogOffset> logAcks, java.util.concurrent.CompletableFuture<Void> nextChange,
+                           long leaseEpoch) {}
 
     /** Outcome of a submission: the job, and whether this call created it (false: idempotent retry). */
     public record Submitted(String jobId, io.gpupool.store.JobRow row, boolean created) {}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Issue 13, must-show 1: the fault tests (AgentFaultTest, AgentPartitionTest) RUNS times in a row, with both cores
+# kept busy by two spinning processes (--quiet: without them). A failing run is a bug to find, never to retry.
+#   bench/fault-stress.sh [RUNS (20)] [--quiet] [--tests A,B]     log: fault-stress-out/
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+runs=20 stress=1 tests="AgentFaultTest,AgentPartitionTest"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quiet) stress=0 ;;
+    --tests) tests="$2"; shift ;;
+    *) runs="$1" ;;
+  esac
+  shift
+done
+[ -n "${JAVA_HOME:-}" ] && "$JAVA_HOME/bin/java" -version 2>&1 | grep -q '"25' || export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
+export PATH="$JAVA_HOME/bin:$PATH"
+export MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow ${MAVEN_OPTS:-}"
+out="$PWD/fault-stress-out"
+rm -rf "$out" && mkdir -p "$out"
+./mvnw -B -q -pl server -am install -DskipTests >"$out/build.log" 2>&1   # once; each run then only tests the server module
+spinners=()
+cleanup() { for p in "${spinners[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+if [ "$stress" = 1 ]; then
+  for _ in 1 2; do (while :; do :; done) & spinners+=($!); done
+fi
+passed=0
+for i in $(seq 1 "$runs"); do
+  t0=$(date +%s)
+  if ./mvnw -B -q -o -pl server surefire:test -Dtest="$tests" -Dsurefire.failIfNoSpecifiedTests=false >"$out/run-$i.log" 2>&1; then
+    passed=$((passed + 1)); verdict=pass
+  else
+    verdict=FAIL; cp -r server/target/surefire-reports "$out/reports-$i"
+  fi
+  echo "run $i/$runs: $verdict in $(( $(date +%s) - t0 )) s (load $(cut -d' ' -f1 /proc/loadavg))" | tee -a "$out/summary.txt"
+done
+echo "$passed of $runs runs passed ($([ "$stress" = 1 ] && echo 'both cores saturated' || echo 'quiet'))" | tee -a "$out/summary.txt"
+[ "$passed" = "$runs" ]
