@@ -87,6 +87,7 @@ final class AgentMessages {
         if (r.agentVersion() != null && r.agentVersion().length() > 64) throw ServiceException.invalid("agent_version", "must be at most 64 characters");
         if (r.running().size() > MAX_RUNNING) throw ServiceException.invalid("running", "at most " + MAX_RUNNING + " entries");
         if (r.firstPendingSeq() < -1) throw ServiceException.invalid("first_pending_seq", "must be >= -1");
+        checkKillGrace(r.killGraceMs());
         NodeInventory inv = r.inventory();
         if (inv == null) throw ServiceException.invalid("inventory", "is required");
         List<GpuInfo> gpus = inv.gpus();
@@ -128,6 +129,8 @@ final class AgentMessages {
     static void check(NodeReport r, String node) {
         if (!node.equals(r.nodeId())) throw ServiceException.invalid("node_id", "must be the node of the path ('" + Requests.clip(node) + "')");
         if (r.waitMs() < 0 || r.waitMs() > MAX_WAIT_MS) throw ServiceException.invalid("wait_ms", "must be in 0.." + MAX_WAIT_MS);
+        if (r.leaseEpoch() < 0) throw ServiceException.invalid("lease_epoch", "must be >= 0");
+        checkKillGrace(r.killGraceMs());
         if (r.gpus().size() > ClusterSpecs.MAX_GPUS_PER_NODE) throw ServiceException.invalid("gpus", "at most " + ClusterSpecs.MAX_GPUS_PER_NODE + " readings");
         for (int i = 0; i < r.gpus().size(); i++) {
             GpuSample g = r.gpus().get(i);
@@ -168,5 +171,12 @@ final class AgentMessages {
     private static void checkJob(String where, String jobId, int attempt) {
         if (jobId == null || jobId.isBlank() || jobId.length() > 128) throw ServiceException.invalid(where + ".job_id", "must be 1-128 characters");
         if (attempt < 0) throw ServiceException.invalid(where + ".attempt", "must be >= 0");
+    }
+
+    /** The server waits this long for a lost node's fenced jobs to die: an agent may not make it wait for hours. */
+    static final long MAX_KILL_GRACE_MS = 3_600_000;
+
+    private static void checkKillGrace(long ms) {
+        if (ms < 0 || ms > MAX_KILL_GRACE_MS) throw ServiceException.invalid("kill_grace_ms", "must be in 0.." + MAX_KILL_GRACE_MS + " (0: not given)");
     }
 }
