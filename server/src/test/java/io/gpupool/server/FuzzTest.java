@@ -58,6 +58,8 @@ class FuzzTest {
             s.tenantWithToken("other", 1);
             String agent = s.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
             String node = new TestNode(s.base, agent, "fuzz", "1xA10").register().nodeToken();
+            // the node list is the pool snapshot's, refreshed every 250 ms
+            TestServer.eventually("the registered node is listed", () -> names(s.get("/api/v1/nodes", ADMIN).body().path("nodes"), "name").contains("fuzz"));
             String job = s.post("/api/v1/jobs", member, Map.of("numGpus", 1, "command", List.of("x"))).text("id");
             String othersJob = s.post("/api/v1/jobs", ADMIN, Map.of("tenant", "other", "numGpus", 1, "command", List.of("y"))).text("id");
             List<String> nodes = names(s.get("/api/v1/nodes", ADMIN).body().path("nodes"), "name");
@@ -126,6 +128,13 @@ class FuzzTest {
             assertThat(s.get("/healthz", null).status()).isEqualTo(200);
             assertThat(s.get("/readyz", null).status()).isEqualTo(200);
             s.server.pool().checkConsistency().join();
+            // nodes come from the pool snapshot (every 250 ms): wait until it shows the last registrations
+            TestServer.eventually("the snapshot shows every registered node", () -> {
+                Set<String> listed = new TreeSet<>(Books.of(s).nodes());
+                Set<String> expected = new TreeSet<>(before.nodes());
+                expected.addAll(accepted.nodes);
+                return listed.containsAll(expected);
+            });
             Books after = Books.of(s);
             // only what was accepted changed anything: no half-applied submit, tenant or registration
             assertThat(after.jobs()).as("jobs").isEqualTo(before.jobs() + accepted.jobs.get());
