@@ -16,17 +16,12 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ -n "${JAVA_HOME:-}" ] && "$JAVA_HOME/bin/java" -version 2>&1 | grep -q '"25' || export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
-export PATH="$JAVA_HOME/bin:$PATH"
-export MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow ${MAVEN_OPTS:-}"
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+bench_use_jdk25
 out="$PWD/soak-out"
 rm -rf "$out" && mkdir -p "$out"
-spinners=()
-cleanup() { for p in "${spinners[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-if [ "$stress" = 1 ]; then
-  for _ in 1 2; do (while :; do :; done) & spinners+=($!); done
-fi
+[ "$stress" = 1 ] && bench_saturate_cores
 ./mvnw -B -q -pl server -am verify -Dtest=SoakTest -Dsurefire.failIfNoSpecifiedTests=false \
   -Dgpupool.soak.minutes="$minutes" -Dgpupool.soak.dir="$out" ${seed:+-Dgpupool.soak.seed=$seed} >"$out/maven.log" 2>&1 \
   && status=0 || status=$?
