@@ -38,12 +38,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * kill -9 of PostgreSQL (the postmaster, then its backends) under a server process that takes a stream of
- * submissions; a few seconds later PostgreSQL starts again on the same data directory (crash recovery). While it
- * is down the server keeps answering: /healthz and the pool view (held in memory) 200, a job 200 or 503, /readyz
- * 503, a submission 503 with Retry-After unless it is durable: never another 5xx, never a dropped connection,
- * never longer than the server's own 30 s. Once PostgreSQL is back: ready again, every job ever acknowledged is
- * there once with its spec (a retry with its Idempotency-Key gives the same job), new submissions are
- * acknowledged, and the engine holds exactly the grants the store holds.
+ * submissions, at the worst moment: a commit is on disk but not yet answered. A few seconds later PostgreSQL
+ * starts again on the same data directory (crash recovery). While it is down the server keeps answering:
+ * /healthz, the pool view and /metrics (held in memory) 200, a job 200 or 503, /readyz 503, a submission 503
+ * with Retry-After unless it is durable: never another 5xx, never a dropped connection, never longer than the
+ * server's own 30 s. Once PostgreSQL is back: ready again, every job ever acknowledged is there once with its
+ * spec (a retry with its Idempotency-Key gives the same job), new submissions are acknowledged, and the engine
+ * holds exactly the grants the store holds.
  */
 class PostgresOutageTest {
     private static final String ADMIN = "outage-admin-token-0123456789";
@@ -98,9 +99,10 @@ class PostgresOutageTest {
         while (System.nanoTime() - down < OUTAGE.toNanos() || load.unavailable.get() == 0) {
             if (System.nanoTime() - down > REFUSES_WITHIN.toNanos()) throw new AssertionError("no submission answered 503 within "
                     + REFUSES_WITHIN.toSeconds() + " s of the crash: " + answers);
-            // the process, its pool view and its memory of the jobs do not need the database
+            // the process, its pool view and its metrics do not need the database
             expect(answers, wrong, "/healthz", null, Set.of(200));
             expect(answers, wrong, "/api/v1/pool", token, Set.of(200));
+            expect(answers, wrong, "/metrics", null, Set.of(200));
             expect(answers, wrong, "/api/v1/jobs/" + known, token, Set.of(200, 503));
             expect(answers, wrong, "/readyz", null, Set.of(503));
         }
