@@ -29,8 +29,8 @@ public final class GroupCommitWriter implements AutoCloseable {
     public static final int MAX_BATCH = 4000;
     /**
      * The longest pause between two tries of a failed commit. Each try while the database is down also waits for
-     * a connection (the pool's 2 s), so this costs the database little, and the service commits (and is ready)
-     * again within about a second of its database's return, not up to 5 s plus the wait later as before.
+     * a connection (the pool's 2 s), so this costs the database little; once the pool reconnects (HikariCP retries
+     * with a backoff of up to 5 s) the writer commits within a second (it paused up to 5 s more before).
      */
     private static final long MAX_BACKOFF_MS = 1000;
     private static final Logger LOG = LoggerFactory.getLogger(GroupCommitWriter.class);
