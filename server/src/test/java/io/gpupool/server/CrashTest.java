@@ -2,8 +2,10 @@ package io.gpupool.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.Test;
+import io.gpupool.store.TestDatabases;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.net.URI;
@@ -33,7 +35,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * kill -9 of a real server process in the middle of 10,000 submissions, then a restart on the same store:
  * every acknowledged job is there exactly once (clients retry the rest with their Idempotency-Key, and
- * 10,000 jobs exist in the end, no more), and no GPU holds more than its capacity.
+ * 10,000 jobs exist in the end, no more), and no GPU holds more than its capacity. On the embedded SQLite
+ * store and on PostgreSQL (a fresh database in the cluster of GPUPOOL_TEST_PG_URL).
  */
 class CrashTest {
     private static final int TOTAL = 10_000;
@@ -46,12 +49,14 @@ class CrashTest {
 
     private record Server(Process process, String base) {}
 
-    private Server startServer(String logName) throws Exception {
+    /** A server process on the store {@code db} (null: the embedded SQLite under dir/data). */
+    private Server startServer(String logName, String db) throws Exception {
         Path log = dir.resolve(logName);
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-                ServerProcessMain.class.getName(), dir.resolve("data").toString(), ADMIN, "2x8:A100-80GB")
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-cp", System.getProperty("java.class.path"), ServerProcessMain.class.getName()));
+        if (db != null) cmd.add("--db=" + db);
+        cmd.addAll(List.of(dir.resolve("data").toString(), ADMIN, "2x8:A100-80GB"));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         Pattern listening = Pattern.compile("listening on (http://127\\.0\\.0\\.1:\\d+)");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
@@ -76,9 +81,12 @@ class CrashTest {
         return "{\"name\":\"crash-" + i + "\",\"numGpus\":1,\"gpuMilli\":" + (i % 3 == 0 ? 250 : 1000) + ",\"command\":[\"sleep\",\"600\"]}";
     }
 
-    @Test
-    void every_acknowledged_job_survives_kill_9_exactly_once_and_no_gpu_is_over_capacity() throws Exception {
-        Server first = startServer("first.log");
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"sqlite", "postgresql"})
+    void every_acknowledged_job_survives_kill_9_exactly_once_and_no_gpu_is_over_capacity(String store) throws Exception {
+        String db = store.equals("postgresql") ? TestDatabases.freshPostgresUrl() : null;
+        String storeUrl = db != null ? db : TestDatabases.sqliteUrl(dir.resolve("data"));
+        Server first = startServer("first.log", db);
         List<String> tokens = new ArrayList<>();
         for (int t = 0; t < 4; t++) {
             send(first.base(), "POST", "/api/v1/tenants", ADMIN, "{\"name\":\"c" + t + "\"}", null);
@@ -116,33 +124,32 @@ class CrashTest {
         assertThat(ackedFirstRun.size()).isLessThan(TOTAL);
         assertThat(unacked).isNotEmpty();
 
-        Server second = startServer("second.log");
+        Server second = startServer("second.log", db);
         try {
             // every job acknowledged before the crash is there, under the id that was acknowledged
-            for (var e : ackedFirstRun.entrySet()) {
+            Parallel.each(List.copyOf(ackedFirstRun.entrySet()), 8, e -> {
                 HttpResponse<String> r = send(second.base(), "GET", "/api/v1/jobs/" + e.getValue(), ADMIN, null, null);
                 assertThat(r.statusCode()).as(e.getValue()).isEqualTo(200);
                 assertThat(JSON.readTree(r.body()).path("idempotencyKey").asText()).isEqualTo(e.getKey());
-            }
-            assertNoGpuOverCapacity(second.base());
+            });
+            PoolChecks.assertNoGpuOverCapacity(pool(second.base()), 16);
             // clients retry what was not acknowledged; nothing is created twice
-            for (Integer i : unacked) assertThat(submit(second.base(), tokens, i, acked)).as("retry " + i).isTrue();
+            Parallel.each(List.copyOf(unacked), 8, i -> assertThat(submit(second.base(), tokens, i, acked)).as("retry " + i).isTrue());
             assertThat(acked).hasSize(TOTAL);
             for (var e : ackedFirstRun.entrySet()) assertThat(acked.get(e.getKey())).isEqualTo(e.getValue());
             assertThat(Set.copyOf(acked.values())).hasSize(TOTAL);
-            try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("data/gpupool.db"))) {
+            try (Connection c = DriverManager.getConnection(storeUrl)) {
                 ResultSet rs = c.createStatement().executeQuery("SELECT COUNT(*), COUNT(DISTINCT idem_key) FROM jobs");
                 rs.next();
                 assertThat(rs.getInt(1)).isEqualTo(TOTAL);
                 assertThat(rs.getInt(2)).isEqualTo(TOTAL);
-                ResultSet over = c.createStatement().executeQuery("SELECT node, gpu, SUM(milli), SUM(memory_mib), SUM(exclusive), COUNT(*) "
-                        + "FROM allocations GROUP BY node, gpu HAVING SUM(milli) > 1000 OR SUM(memory_mib) > 81920 OR (SUM(exclusive) > 0 AND COUNT(*) > 1)");
-                assertThat(over.next()).as("a GPU over capacity in the store").isFalse();
+                PoolChecks.assertStoreWithinCapacity(c, 81_920);
                 ResultSet held = c.createStatement().executeQuery("SELECT COUNT(*) FROM allocations");
                 held.next();
                 assertThat(held.getInt(1)).as("jobs hold GPUs after the restart").isGreaterThan(0);
+                PoolChecks.assertEngineHoldsTheStoresGrants(() -> pool(second.base()), c);
             }
-            assertNoGpuOverCapacity(second.base());
+            PoolChecks.assertNoGpuOverCapacity(pool(second.base()), 16);
         } finally {
             second.process().destroyForcibly();
             second.process().waitFor(30, TimeUnit.SECONDS);
@@ -166,19 +173,7 @@ class CrashTest {
         }
     }
 
-    private void assertNoGpuOverCapacity(String base) throws Exception {
-        JsonNode pool = JSON.readTree(send(base, "GET", "/api/v1/pool", ADMIN, null, null).body());
-        int gpus = 0;
-        for (JsonNode n : pool.path("nodes")) {
-            for (JsonNode g : n.path("gpus")) {
-                gpus++;
-                assertThat(g.path("usedMilli").asInt()).isBetween(0, 1000);
-                assertThat(g.path("usedMemoryMib").asLong()).isLessThanOrEqualTo(g.path("memoryMib").asLong());
-                int milli = 0;
-                for (JsonNode t : g.path("tasks")) milli += t.path("milli").asInt();
-                assertThat(milli).isEqualTo(g.path("usedMilli").asInt());
-            }
-        }
-        assertThat(gpus).isEqualTo(16);
+    private JsonNode pool(String base) throws Exception {
+        return JSON.readTree(send(base, "GET", "/api/v1/pool", ADMIN, null, null).body());
     }
 }

@@ -13,6 +13,10 @@ import java.util.Map;
  * Turns a batch of {@link Write}s into as few JDBC batches as possible inside the caller's transaction.
  * Writes are absolute, so for each job only its last state and last allocation are written; new jobs are
  * inserted before any update (an update always follows its insert in the batch's order).
+ *
+ * <p>A batch may be applied twice: when the database dies after making a commit durable but before answering,
+ * the writer commits the same batch again. So an insert of a row that is there already does nothing, and
+ * applying a batch again leaves the store as the first time.
  */
 final class BatchSql {
     private BatchSql() {}
@@ -54,7 +58,7 @@ final class BatchSql {
     private static void insertJobs(Connection c, List<JobRow> jobs) throws SQLException {
         if (jobs.isEmpty()) return;
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO jobs (seq, id, tenant, idem_key, spec, state, submitted_ms, "
-                + "started_ms, ended_ms, preemptions, exit_code, message, attempt) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")) {
+                + "started_ms, ended_ms, preemptions, exit_code, message, attempt) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING")) {
             for (JobRow j : jobs) {
                 ps.setLong(1, j.seq());
                 ps.setString(2, j.id());
@@ -123,7 +127,7 @@ final class BatchSql {
 
     private static void insertEvents(Connection c, List<EventRow> events) throws SQLException {
         if (events.isEmpty()) return;
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO job_events (id, job_id, at_ms, type, detail) VALUES (?,?,?,?,?)")) {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO job_events (id, job_id, at_ms, type, detail) VALUES (?,?,?,?,?) ON CONFLICT (id) DO NOTHING")) {
             for (EventRow e : events) {
                 ps.setLong(1, e.id());
                 ps.setString(2, e.jobId());
@@ -245,7 +249,8 @@ final class BatchSql {
             case Write.PutTenant(TenantRow t) -> update(c, "INSERT INTO tenants (name, weight, guaranteed_gpus, limit_gpus, created_ms) VALUES (?,?,?,?,?) "
                     + "ON CONFLICT (name) DO UPDATE SET weight = excluded.weight, guaranteed_gpus = excluded.guaranteed_gpus, "
                     + "limit_gpus = excluded.limit_gpus", t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus(), t.createdMs());
-            case Write.PutToken(TokenRow t) -> update(c, "INSERT INTO tokens (id, hash, role, tenant, label, created_ms, node) VALUES (?,?,?,?,?,?,?)",
+            case Write.PutToken(TokenRow t) -> update(c, "INSERT INTO tokens (id, hash, role, tenant, label, created_ms, node) VALUES (?,?,?,?,?,?,?) "
+                    + "ON CONFLICT (id) DO NOTHING",
                     t.id(), t.hash(), t.role(), t.tenant(), t.label(), t.createdMs(), t.node());
             case Write.DeleteToken(String id) -> update(c, "DELETE FROM tokens WHERE id = ?", id);
             case Write.PutNode(NodeRow n) -> update(c, "INSERT INTO nodes (name, spec, source, cordoned, registered_ms) VALUES (?,?,?,?,?) "

@@ -21,10 +21,18 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Writes commit in the order they were handed in, and a batch commits whole or not at all, so the store
  * always holds a prefix of the service's history. A failed commit (database down) is retried with backoff
- * until it succeeds or the writer is closed; its futures stay open meanwhile.
+ * until it succeeds or the writer is closed; its futures stay open meanwhile. A commit reported failed may have
+ * gone through (the database died before answering); its retry then applies the batch again, which changes
+ * nothing ({@link BatchSql}).
  */
 public final class GroupCommitWriter implements AutoCloseable {
     public static final int MAX_BATCH = 4000;
+    /**
+     * The longest pause between two tries of a failed commit. Each try while the database is down also waits for
+     * a connection (the pool's 2 s), so this costs the database little; once the pool reconnects (HikariCP retries
+     * with a backoff of up to 5 s) the writer commits within a second (it paused up to 5 s more before).
+     */
+    private static final long MAX_BACKOFF_MS = 1000;
     private static final Logger LOG = LoggerFactory.getLogger(GroupCommitWriter.class);
     private static final Work STOP = new Work(List.of(), new CompletableFuture<>());
 
@@ -110,7 +118,11 @@ public final class GroupCommitWriter implements AutoCloseable {
                     BatchSql.apply(c, writes);
                     c.commit();
                 } catch (SQLException | RuntimeException e) {
-                    c.rollback();
+                    try {
+                        c.rollback();
+                    } catch (SQLException r) {
+                        e.addSuppressed(r);   // a dead connection cannot roll back; the first failure says why
+                    }
                     throw e;
                 }
                 lastCommitNanos = System.nanoTime() - t0;
@@ -121,9 +133,9 @@ public final class GroupCommitWriter implements AutoCloseable {
             } catch (SQLException | RuntimeException e) {
                 healthy = false;
                 LOG.warn("commit of {} writes failed, retrying in {} ms: {}", writes.size(), backoffMs, e.getMessage());
-                if (closed && backoffMs > 1000) throw new InterruptedException("closing with a failing store");
+                if (closed && backoffMs >= MAX_BACKOFF_MS) throw new InterruptedException("closing with a failing store");
                 TimeUnit.MILLISECONDS.sleep(backoffMs);
-                backoffMs = Math.min(5000, backoffMs * 2);
+                backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
             }
         }
     }

@@ -4,10 +4,17 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -186,5 +193,60 @@ abstract class StoreContractTest {
         store = new Store(Database.open(jdbcUrl()));
         assertThat(store.predictor("history")).contains(new PredictorRow("history", big, 4, 2000));
         assertThat(store.predictor("gbt")).contains(new PredictorRow("gbt", "trees", 5, 1500));
+    }
+
+    /**
+     * A commit can go through while its answer is lost (the database dies after making it durable, before it
+     * answers): the writer then commits the same batch again. That must succeed and change nothing; a duplicate
+     * key instead would fail every retry, and the service would never write again.
+     */
+    @Test
+    void a_batch_committed_again_after_its_answer_was_lost_succeeds_and_changes_nothing() throws Exception {
+        JobRow a = job(1, "t1", "k1");
+        List<Write> batch = List.of(
+                new Write.PutTenant(new TenantRow("t1", 1, 0, 0, 5)),
+                new Write.PutNode(new NodeRow("n1", "{}", "agent", false, 5)),
+                new Write.PutToken(new TokenRow("nt1", "cd".repeat(32), "node", null, "n1", 5, "n1")),
+                new Write.PutToken(new TokenRow("nt0", "ef".repeat(32), "node", null, "n1", 4, "n1")),
+                new Write.DeleteToken("nt0"),
+                new Write.PutSetting("scheduler", "{}"),
+                new Write.PutPredictor(new PredictorRow("history", "saved", 1, 5)),
+                new Write.InsertJob(a),
+                new Write.InsertEvent(new EventRow(1, "j1", 1001, "SUBMITTED", null)),
+                new Write.UpdateJob(a.withState("RUNNING", 2000L, null, 0, null, null).nextAttempt()),
+                new Write.SetAllocation("j1", List.of(new GrantRow(0, "n1", 0, 500, 1000, false))),
+                new Write.InsertEvent(new EventRow(2, "j1", 2000, "STARTED", null)),
+                new Write.InsertAttempt(new AttemptRow("j1", 1, "n1", "[]", 2000, "ASSIGNED", null, null, null, null, null)),
+                new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "RUNNING", 42L, 2001L, null, null, null)),
+                new Write.AppendOutput(new OutputChunk("j1", 1, "n1", "stdout", 0, "hi\n".getBytes(StandardCharsets.UTF_8), false, 2002)),
+                new Write.PutNodeProgress(new NodeProgress("n1", 2, 7)));
+        store.writer().submit(batch).get(10, TimeUnit.SECONDS);
+        List<String> once = rows();
+        store.writer().submit(batch).get(10, TimeUnit.SECONDS);
+        assertThat(rows()).isEqualTo(once);
+        assertThat(once).as("each row once").hasSize(11);
+    }
+
+    /** Every row of every table, as text, sorted. */
+    private List<String> rows() throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (Connection c = store.database().connection(); Statement st = c.createStatement()) {
+            for (String table : List.of("jobs", "allocations", "job_events", "job_attempts", "job_output", "tenants", "tokens", "nodes",
+                    "settings", "runtime_predictors")) {
+                try (ResultSet rs = st.executeQuery("SELECT * FROM " + table)) {
+                    int columns = rs.getMetaData().getColumnCount();
+                    while (rs.next()) {
+                        StringBuilder row = new StringBuilder(table);
+                        for (int i = 1; i <= columns; i++) {
+                            Object v = rs.getObject(i);
+                            row.append(' ').append(v instanceof byte[] b ? HexFormat.of().formatHex(b) : v);
+                        }
+                        out.add(row.toString());
+                    }
+                }
+            }
+        }
+        out.sort(null);
+        return out;
     }
 }

@@ -41,6 +41,8 @@ public final class ApiServer implements AutoCloseable {
      * The kernel caps this at net.core.somaxconn.
      */
     static final int ACCEPT_BACKLOG = 1024;
+    /** Seconds a client waits before it retries after a 503 (the store is down or the service overloaded). */
+    static final int RETRY_AFTER_UNAVAILABLE_S = 2;
     private final Javalin app;
     private RouteTable table;
     private final Tokens tokens;
@@ -147,6 +149,7 @@ public final class ApiServer implements AutoCloseable {
     }
 
     private static void error(Context ctx, int status, String field, String rule) {
+        if (status == 503) ctx.header("Retry-After", String.valueOf(RETRY_AFTER_UNAVAILABLE_S));
         Json.send(ctx, status, ErrorBody.of(status, field, rule));
     }
 

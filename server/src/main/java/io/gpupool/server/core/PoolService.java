@@ -186,6 +186,7 @@ public final class PoolService implements AutoCloseable {
     /** Queues a job for its tenant; completes once it is durable. Idempotent per (tenant, key). */
     public CompletableFuture<Views.Submitted> submit(JobRequest request, String idempotencyKey) {
         return call(() -> {
+            requireStore();
             String tenant = request.tenant();
             if (idempotencyKey != null) {
                 String existing = idempotency.get(tenant + "\n" + idempotencyKey);
@@ -226,6 +227,7 @@ public final class PoolService implements AutoCloseable {
      */
     public CompletableFuture<JobRow> cancel(String jobId, io.gpupool.server.auth.Principal by) {
         return call(() -> {
+            requireStore();
             ActiveJob a = active.get(jobId);
             if (a == null || !by.sees(a.tenant())) return CompletableFuture.completedFuture(null);
             long now = clock.now();
@@ -237,6 +239,7 @@ public final class PoolService implements AutoCloseable {
     /** Cordon (no new work) or uncordon a node. */
     public CompletableFuture<Void> setCordoned(String node, boolean cordoned) {
         return call(() -> {
+            requireStore();
             NodeRow n = requireNode(node);
             engine.setCordoned(node, cordoned);
             NodeRow row = new NodeRow(n.name(), n.spec(), n.source(), cordoned, n.registeredMs());
@@ -251,6 +254,7 @@ public final class PoolService implements AutoCloseable {
     /** Cordons the node and sends its running jobs back to the queue (they restart elsewhere). */
     public CompletableFuture<List<String>> drain(String node) {
         return call(() -> {
+            requireStore();
             NodeRow n = requireNode(node);
             NodeRow row = new NodeRow(n.name(), n.spec(), n.source(), true, n.registeredMs());
             nodes.put(node, row);
@@ -397,6 +401,7 @@ public final class PoolService implements AutoCloseable {
         /** Creates ({@code create}) or updates a tenant's weight, guarantee and limit. */
     public CompletableFuture<TenantRow> putTenant(String name, double weight, double guaranteed, double limit, boolean create) {
         return call(() -> {
+            requireStore();
             TenantRow old = tenants.get(name);
             if (create && old != null) throw ServiceException.conflict("name", "tenant '" + name + "' already exists");
             if (!create && old == null) throw ServiceException.notFound("tenant '" + name + "'");
@@ -423,6 +428,7 @@ public final class PoolService implements AutoCloseable {
     /** Applies new scheduler settings (validated by the caller) without a restart; running jobs keep their GPUs. */
     public CompletableFuture<SchedulerSettings> reconfigure(SchedulerSettings s) {
         return call(() -> {
+            requireStore();
             try {
                 engine.reconfigure(s.toConfig(tenantConfigs()));
             } catch (SpecException e) {
@@ -611,6 +617,17 @@ public final class PoolService implements AutoCloseable {
             if (done != null) done.complete(null);
             publisher.accept(published);
         });
+    }
+
+    /**
+     * While the store's commits fail (its database is down), a user's change is refused at once (503) and changes
+     * nothing. Taken in, it would wait for a commit that may come minutes later: the caller gets 503 after 30 s
+     * and the change is made anyway when the database is back.
+     */
+    private void requireStore() {
+        if (!writer.healthy()) {
+            throw new ServiceException(ServiceException.Kind.UNAVAILABLE, null, "the store is unavailable (its database does not commit); retry later");
+        }
     }
 
     private CompletableFuture<Void> commitOfThisIteration() {
