@@ -490,10 +490,13 @@ public final class ClusterModel {
             }
             return;
         }
-        gangWaiting.remove(gangKey);
         List<Pod> members = waiting.keySet().stream().sorted(Comparator.comparingLong((String m) -> Pods.createdMs(pods.get(m))).thenComparing(m -> m))
                 .map(pods::get).toList();
-        submit(gangKey, members, req);
+        // A gang refused as impossible keeps its waiting room, so its members' updates (the refusal's own
+        // PodScheduled condition among them) do not admit them again one by one: each would be told it waits
+        // for the others, the gang refused again once they followed, and so on, until members are left
+        // saying they wait. A new member, or a rebuild for new nodes, judges the gang again.
+        if (submit(gangKey, members, req)) gangWaiting.remove(gangKey);
     }
 
     private JobSpec job(String id, Pod pod, PodRequest req, int replicas) {
@@ -501,16 +504,18 @@ public final class ClusterModel {
         return req.toJob(id, config.tenantOf(ns), ns, id, Pods.createdMs(pod), replicas);
     }
 
-    private void submit(String id, List<Pod> members, PodRequest req) {
+    /** Queues the pods as one job; false when the engine refuses it as impossible (the pods are told why). */
+    private boolean submit(String id, List<Pod> members, PodRequest req) {
         Pod first = members.getFirst();
         SubmitResult r = engine.submit(job(id, first, req, members.size()), now());
         if (!r.accepted()) {
             engine.forget(id);
             for (Pod p : members) report(p, "cannot run on this cluster: " + r.reason(), true, now());
-            return;
+            return false;
         }
         kubeFilter.track(id, first);
         map(id, members.stream().map(Pods::key).toList(), req);
+        return true;
     }
 
     private void map(String id, List<String> keys, PodRequest req) {
