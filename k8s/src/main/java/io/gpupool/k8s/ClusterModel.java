@@ -567,6 +567,10 @@ public final class ClusterModel {
                 map(key, List.of(key), req);
             }
         }
+        // what this round said of these pods before placing them (a gang member told it waits, while the
+        // rebuild or one batch of events brought the others) is stale: written after the binding, it would
+        // mark a bound pod unschedulable
+        reports.removeIf(r -> keys.contains(r.namespace() + "/" + r.name()));
         List<Decision> out = new ArrayList<>();
         for (int i = 0; i < keys.size(); i++) {
             String key = keys.get(i);

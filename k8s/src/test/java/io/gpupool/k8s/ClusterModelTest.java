@@ -3,6 +3,7 @@ package io.gpupool.k8s;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.gpupool.model.GpuCatalog;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -30,11 +31,16 @@ class ClusterModelTest {
     final Deque<ClusterModel.Report> writes = new ArrayDeque<>();
     int created;
 
+    /** The pod as the API server creates it: a uid and a creation time, later for each pod. */
+    private Pod withMeta(Pod p) {
+        Pod created = new PodBuilder(p).editMetadata().withUid("uid-" + p.getMetadata().getName())
+                .withCreationTimestamp(Instant.ofEpochSecond(1_700_000_000L + this.created++).toString()).endMetadata().build();
+        api.put(Pods.key(created), created);
+        return created;
+    }
+
     private void create(Pod p) {
-        Pod withMeta = new PodBuilder(p).editMetadata().withUid("uid-" + p.getMetadata().getName())
-                .withCreationTimestamp(Instant.ofEpochSecond(1_700_000_000L + created++).toString()).endMetadata().build();
-        api.put(Pods.key(withMeta), withMeta);
-        model.setPod(withMeta);
+        model.setPod(withMeta(p));
         round();
     }
 
@@ -93,5 +99,18 @@ class ClusterModelTest {
         List<ClusterModel.Decision> bound = round();
         assertThat(bound).extracting(ClusterModel.Decision::name).containsExactlyInAnyOrder("w0", "w1", "w2");
         assertThat(bound).extracting(ClusterModel.Decision::node).containsExactlyInAnyOrder("n1", "n2", "n3");
+        // the rebuild admitted the members one by one, but none is told it waits once the gang is placed
+        assertThat(writes).isEmpty();
+    }
+
+    @Test
+    void membersArrivingTogetherAreBoundWithoutBeingToldTheyWait() {
+        for (String n : List.of("n1", "n2", "n3")) model.setNode(gfdNode(n, "NVIDIA-A100-SXM4-80GB", 4, 81920));
+        model.schedule();
+        // one informer batch holds all three (a Job creating its pods at once)
+        for (String n : List.of("w0", "w1", "w2")) model.setPod(withMeta(gangMember("ml", n, "train", 3, 4)));
+        assertThat(round()).extracting(ClusterModel.Decision::name).containsExactlyInAnyOrder("w0", "w1", "w2");
+        // a "waits for gang" condition written after the binding would mark a bound pod unschedulable
+        assertThat(writes).isEmpty();
     }
 }
