@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -66,6 +67,7 @@ public final class ClusterModel {
     /** The extender's answer for one pod over some nodes. */
     public record FilterOutcome(List<String> passed, Map<String, String> failed, Map<String, String> unresolvable) {}
 
+    private final LongSupplier clock;
     private final K8sConfig config;
     private final GpuCatalog catalog;
     private final GpuNodes gpuNodes;
@@ -95,6 +97,12 @@ public final class ClusterModel {
      *                         queued and placed by rounds); false for the extender (kube-scheduler queues)
      */
     public ClusterModel(K8sConfig config, GpuCatalog catalog, boolean queuePendingPods) {
+        this(config, catalog, queuePendingPods, System::currentTimeMillis);
+    }
+
+    /** @param clock epoch ms (tests drive it past a backoff) */
+    ClusterModel(K8sConfig config, GpuCatalog catalog, boolean queuePendingPods, LongSupplier clock) {
+        this.clock = clock;
         this.config = config;
         this.catalog = catalog;
         this.gpuNodes = new GpuNodes(catalog, config.defaultSplitCount(), config.defaultMemoryScaling());
@@ -154,12 +162,12 @@ public final class ClusterModel {
     /** One round: places what the policy lets start; returns the pods to bind, in placement order. */
     public List<Decision> schedule() {
         long due = ensureBuilt();
-        retryAt.entrySet().removeIf(e -> {
-            if (e.getValue() > due) return false;
-            Pod p = pods.get(e.getKey());
-            if (p != null && role(p) == Role.PENDING && jobOfPod.get(e.getKey()) == null) admit(e.getKey(), p);
-            return true;
-        });
+        List<String> backedOff = retryAt.entrySet().stream().filter(e -> e.getValue() <= due).map(Map.Entry::getKey).toList();
+        for (String key : backedOff) {
+            retryAt.remove(key);   // first: admit skips a pod still in backoff
+            Pod p = pods.get(key);
+            if (p != null && role(p) == Role.PENDING && jobOfPod.get(key) == null) admit(key, p);
+        }
         long now = now();
         RoundResult r = engine.schedule(now);
         for (String id : r.preempted()) {
@@ -381,7 +389,7 @@ public final class ClusterModel {
     }
 
     private long now() {
-        lastMs = Math.max(lastMs, System.currentTimeMillis());
+        lastMs = Math.max(lastMs, clock.getAsLong());
         return lastMs;
     }
 

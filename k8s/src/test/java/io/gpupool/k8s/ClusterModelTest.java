@@ -13,9 +13,11 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static io.gpupool.k8s.KubeFixtures.gangMember;
 import static io.gpupool.k8s.KubeFixtures.gfdNode;
+import static io.gpupool.k8s.KubeFixtures.wholeGpus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -24,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and that write comes back to the model as a pod update, as it does through the informer.
  */
 class ClusterModelTest {
-    final ClusterModel model = new ClusterModel(K8sConfig.defaults(), GpuCatalog.standard(), true);
+    final AtomicLong clock = new AtomicLong(1_700_000_000_000L);
+    final ClusterModel model = new ClusterModel(K8sConfig.defaults(), GpuCatalog.standard(), true, clock::get);
     /** The pods as the API server holds them. */
     final Map<String, Pod> api = new HashMap<>();
     /** Condition writes made but not yet seen by the model, in the order the API answers them. */
@@ -112,5 +115,18 @@ class ClusterModelTest {
         assertThat(round()).extracting(ClusterModel.Decision::name).containsExactlyInAnyOrder("w0", "w1", "w2");
         // a "waits for gang" condition written after the binding would mark a bound pod unschedulable
         assertThat(writes).isEmpty();
+    }
+
+    @Test
+    void aPodWhoseBindingWasRefusedIsPlacedAgainAfterItsBackoff() {
+        model.setNode(gfdNode("n1", "NVIDIA-A100-SXM4-80GB", 4, 81920));
+        model.setPod(withMeta(wholeGpus("ml", "p", 2)));
+        List<ClusterModel.Decision> placed = round();
+        assertThat(placed).extracting(ClusterModel.Decision::name).containsExactly("p");
+        // the API refuses the binding (a 409 on the decision's update): the pod backs off 1 s, then queues again
+        model.bindFailed(placed.getFirst());
+        assertThat(round()).as("backing off").isEmpty();
+        clock.addAndGet(1000);
+        assertThat(round()).extracting(ClusterModel.Decision::name).containsExactly("p");
     }
 }
