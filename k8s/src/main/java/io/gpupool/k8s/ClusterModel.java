@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
 /**
@@ -66,6 +67,7 @@ public final class ClusterModel {
     /** The extender's answer for one pod over some nodes. */
     public record FilterOutcome(List<String> passed, Map<String, String> failed, Map<String, String> unresolvable) {}
 
+    private final LongSupplier clock;
     private final K8sConfig config;
     private final GpuCatalog catalog;
     private final GpuNodes gpuNodes;
@@ -95,6 +97,12 @@ public final class ClusterModel {
      *                         queued and placed by rounds); false for the extender (kube-scheduler queues)
      */
     public ClusterModel(K8sConfig config, GpuCatalog catalog, boolean queuePendingPods) {
+        this(config, catalog, queuePendingPods, System::currentTimeMillis);
+    }
+
+    /** @param clock epoch ms (tests drive it past a backoff) */
+    ClusterModel(K8sConfig config, GpuCatalog catalog, boolean queuePendingPods, LongSupplier clock) {
+        this.clock = clock;
         this.config = config;
         this.catalog = catalog;
         this.gpuNodes = new GpuNodes(catalog, config.defaultSplitCount(), config.defaultMemoryScaling());
@@ -154,12 +162,12 @@ public final class ClusterModel {
     /** One round: places what the policy lets start; returns the pods to bind, in placement order. */
     public List<Decision> schedule() {
         long due = ensureBuilt();
-        retryAt.entrySet().removeIf(e -> {
-            if (e.getValue() > due) return false;
-            Pod p = pods.get(e.getKey());
-            if (p != null && role(p) == Role.PENDING && jobOfPod.get(e.getKey()) == null) admit(e.getKey(), p);
-            return true;
-        });
+        List<String> backedOff = retryAt.entrySet().stream().filter(e -> e.getValue() <= due).map(Map.Entry::getKey).toList();
+        for (String key : backedOff) {
+            retryAt.remove(key);   // first: admit skips a pod still in backoff
+            Pod p = pods.get(key);
+            if (p != null && role(p) == Role.PENDING && jobOfPod.get(key) == null) admit(key, p);
+        }
         long now = now();
         RoundResult r = engine.schedule(now);
         for (String id : r.preempted()) {
@@ -381,7 +389,7 @@ public final class ClusterModel {
     }
 
     private long now() {
-        lastMs = Math.max(lastMs, System.currentTimeMillis());
+        lastMs = Math.max(lastMs, clock.getAsLong());
         return lastMs;
     }
 
@@ -490,10 +498,13 @@ public final class ClusterModel {
             }
             return;
         }
-        gangWaiting.remove(gangKey);
         List<Pod> members = waiting.keySet().stream().sorted(Comparator.comparingLong((String m) -> Pods.createdMs(pods.get(m))).thenComparing(m -> m))
                 .map(pods::get).toList();
-        submit(gangKey, members, req);
+        // A gang refused as impossible keeps its waiting room, so its members' updates (the refusal's own
+        // PodScheduled condition among them) do not admit them again one by one: each would be told it waits
+        // for the others, the gang refused again once they followed, and so on, until members are left
+        // saying they wait. A new member, or a rebuild for new nodes, judges the gang again.
+        if (submit(gangKey, members, req)) gangWaiting.remove(gangKey);
     }
 
     private JobSpec job(String id, Pod pod, PodRequest req, int replicas) {
@@ -501,16 +512,18 @@ public final class ClusterModel {
         return req.toJob(id, config.tenantOf(ns), ns, id, Pods.createdMs(pod), replicas);
     }
 
-    private void submit(String id, List<Pod> members, PodRequest req) {
+    /** Queues the pods as one job; false when the engine refuses it as impossible (the pods are told why). */
+    private boolean submit(String id, List<Pod> members, PodRequest req) {
         Pod first = members.getFirst();
         SubmitResult r = engine.submit(job(id, first, req, members.size()), now());
         if (!r.accepted()) {
             engine.forget(id);
             for (Pod p : members) report(p, "cannot run on this cluster: " + r.reason(), true, now());
-            return;
+            return false;
         }
         kubeFilter.track(id, first);
         map(id, members.stream().map(Pods::key).toList(), req);
+        return true;
     }
 
     private void map(String id, List<String> keys, PodRequest req) {
@@ -562,6 +575,10 @@ public final class ClusterModel {
                 map(key, List.of(key), req);
             }
         }
+        // what this round said of these pods before placing them (a gang member told it waits, while the
+        // rebuild or one batch of events brought the others) is stale: written after the binding, it would
+        // mark a bound pod unschedulable
+        reports.removeIf(r -> keys.contains(r.namespace() + "/" + r.name()));
         List<Decision> out = new ArrayList<>();
         for (int i = 0; i < keys.size(); i++) {
             String key = keys.get(i);

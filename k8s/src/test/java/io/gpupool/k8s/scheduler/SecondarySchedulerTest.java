@@ -114,7 +114,9 @@ class SecondarySchedulerTest {
         assertThat(devices(trainer)).allMatch(x -> x.memoryMib() == 81920);
         assertThat(d.getFirst().memoryMib()).isEqualTo(4000);
         assertThat(d.getFirst().cores()).isEqualTo(25);
-        assertThat(events("team-a", "infer")).anyMatch(e -> e.getReason().equals("Scheduled") && e.getMessage().contains("hami-t4"));
+        // the Scheduled event follows the binding (as kube-scheduler's does), so it may come after the pod shows bound
+        await("the Scheduled event", WAIT_MS, () -> events("team-a", "infer").stream()
+                .anyMatch(e -> e.getReason().equals("Scheduled") && e.getMessage().contains("hami-t4")));
     }
 
     @Test
