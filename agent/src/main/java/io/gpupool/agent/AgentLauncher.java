@@ -31,10 +31,12 @@ public final class AgentLauncher {
      * @param fence          stop the jobs when the node's lease runs out (no report applied by the server for its
      *                       node-lost timeout), by this agent or, if it is dead or paused, by its fence keeper
      * @param version        reported at registration
+     * @param unboundAccount the Unix account of jobs that name none, when the agent is root (null: the agent's own)
+     * @param allowRootJobs  whether a job may run with uid 0
      */
     public record Options(String server, String joinToken, String nodeName, Path workDir, GpuBackends.Options gpus,
                           Duration reportInterval, Duration killGrace, RunnerConfig.MemoryPolicy memoryPolicy, boolean fence,
-                          String version) {
+                          String version, String unboundAccount, boolean allowRootJobs) {
         public Options {
             if (nodeName == null || nodeName.isBlank()) nodeName = NodeInventory.localHostname();
             if (!nodeName.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,252}")) {
@@ -49,11 +51,17 @@ public final class AgentLauncher {
         /** Fake GPUs ({@code 8xA100-80GB,...}) and defaults for everything else: the demo's and the tests' agents. */
         public static Options fake(String server, String joinToken, String nodeName, Path workDir, String fakeGpus) {
             return new Options(server, joinToken, nodeName, workDir, new GpuBackends.Options(null, null, null, fakeGpus, null),
-                    Duration.ofSeconds(5), RunnerConfig.DEFAULT_KILL_GRACE, RunnerConfig.MemoryPolicy.KILL, true, "dev");
+                    Duration.ofSeconds(5), RunnerConfig.DEFAULT_KILL_GRACE, RunnerConfig.MemoryPolicy.KILL, true, "dev", null, false);
         }
 
         public Options withKillGrace(Duration d) {
-            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, d, memoryPolicy, fence, version);
+            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, d, memoryPolicy, fence, version,
+                    unboundAccount, allowRootJobs);
+        }
+
+        public Options withUnboundAccount(String account) {
+            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, killGrace, memoryPolicy, fence, version,
+                    account, allowRootJobs);
         }
     }
 
@@ -81,7 +89,8 @@ public final class AgentLauncher {
         GpuBackends.Opened opened = GpuBackends.open(g);
         NodeAgent.Config config = NodeAgent.Config.defaults(o.nodeName(), o.workDir())
                 .withReportInterval(o.reportInterval())
-                .withRunner(RunnerConfig.defaults(o.workDir()).withKillGrace(o.killGrace()).withMemoryPolicy(o.memoryPolicy()))
+                .withRunner(RunnerConfig.defaults(o.workDir()).withKillGrace(o.killGrace()).withMemoryPolicy(o.memoryPolicy())
+                        .withAccounts(o.unboundAccount(), o.allowRootJobs()))
                 .withFence(o.fence())
                 .withAgentVersion(o.version());
         NodeAgent agent;

@@ -61,6 +61,14 @@ public final class AgentCommand implements Callable<Integer> {
             + "also by a fence keeper process if the agent is dead or paused, so the server can run them elsewhere without running them twice).")
     boolean noFence;
 
+    @Option(names = "--unbound-job-user", defaultValue = "nobody", paramLabel = "USER",
+            description = "The Unix account of jobs that name none (their token is not bound to an account), when the agent is root "
+                    + "(default: ${DEFAULT-VALUE}).")
+    String unboundUser;
+
+    @Option(names = "--allow-root-jobs", description = "Let jobs run with uid 0 (off: a job whose account has uid 0 fails to start).")
+    boolean allowRootJobs;
+
     @Override
     public Integer call() throws Exception {
         String t = token != null ? token : System.getenv("GPUPOOL_AGENT_TOKEN");
@@ -73,7 +81,7 @@ public final class AgentCommand implements Callable<Integer> {
         if (!(killGraceSec >= 0 && killGraceSec <= 3600)) throw new SpecException("--kill-grace", "kill-grace", "must be in 0..3600 seconds");
         AgentLauncher.Options o = new AgentLauncher.Options(server, t, nodeName, workDir,
                 new GpuBackends.Options(backend, nvmlLibrary, null, fakeGpus, null), Duration.ofSeconds(5),
-                Duration.ofMillis(Math.round(killGraceSec * 1000)), policy, !noFence, GpupoolCommand.version());
+                Duration.ofMillis(Math.round(killGraceSec * 1000)), policy, !noFence, GpupoolCommand.version(), unboundUser, allowRootJobs);
         PrintWriter out = spec.commandLine().getOut();
         NodeAgent agent;
         try {
@@ -83,6 +91,9 @@ public final class AgentCommand implements Callable<Integer> {
         }
         out.printf("gpupool agent: node %s, %d GPU(s) (%s), work directory %s, server %s%n", o.nodeName(), agent.inventory().gpus().size(),
                 agent.inventory().backend(), workDir.toAbsolutePath(), server);
+        String whyNot = agent.runner().accounts().whyNot();
+        out.println(whyNot == null ? "gpupool agent: jobs run as their owners' Unix accounts (jobs that name none: " + unboundUser + ")"
+                : "gpupool agent: WARNING: " + whyNot + "; its node isolation is 'shared account'");
         out.flush();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

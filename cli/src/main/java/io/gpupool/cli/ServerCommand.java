@@ -65,12 +65,16 @@ public final class ServerCommand implements Callable<Integer> {
                     + "room for a slow or starved agent machine (default: ${DEFAULT-VALUE}).")
     double fenceMarginSec;
 
+    @Option(names = "--allow-root-jobs", description = "Let tokens and jobs name root as their Unix account (off: jobs never run as root; "
+            + "agents need their own --allow-root-jobs too).")
+    boolean allowRootJobs;
+
     @Override
     public Integer call() throws InterruptedException {
         String token = adminToken != null ? adminToken : System.getenv("GPUPOOL_ADMIN_TOKEN");
         if (token != null && token.isBlank()) token = null;
         ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, policy, rateLimit, demo, 1,
-                new AgentSettings(Math.round(reportIntervalSec * 1000), Math.round(nodeLostTimeoutSec * 1000), Math.round(fenceMarginSec * 1000)));
+                new AgentSettings(Math.round(reportIntervalSec * 1000), Math.round(nodeLostTimeoutSec * 1000), Math.round(fenceMarginSec * 1000)), allowRootJobs);
         GpupoolServer server = GpupoolServer.start(o, predictor, System.out);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -96,7 +96,7 @@ public final class GpupoolServer implements AutoCloseable {
             }
             metrics.attach(pool::snapshot, store.writer());
             ApiServer api = new ApiServer(o.host(), o.port(), pool, store, tokens, new RateLimiter(o.rateLimit()), metrics, hub, catalog,
-                    clock, o.agents()).start();
+                    clock, o.agents(), o.allowRootJobs()).start();
             String host = o.host().equals("0.0.0.0") ? "localhost" : o.host();
             DemoDriver demo = null;
             if (o.demo()) {

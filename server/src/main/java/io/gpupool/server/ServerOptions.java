@@ -18,52 +18,59 @@ import java.nio.file.Path;
  * @param demo         run the demo: fake nodes, synthetic workload, fake agents completing jobs
  * @param demoSeed     seed of the demo's workload
  * @param agents       node agents' report interval and node-lost timeout
+ * @param allowRootJobs whether jobs may name root as their Unix account (tokens' unixUser, jobs' runAs); agents
+ *                     check uid 0 again under any name
  */
 public record ServerOptions(String host, int port, Path dataDir, String dbUrl, String adminToken, String cluster,
-                            String policy, double rateLimit, boolean demo, long demoSeed, AgentSettings agents) {
+                            String policy, double rateLimit, boolean demo, long demoSeed, AgentSettings agents,
+                            boolean allowRootJobs) {
     public static final String DEMO_CLUSTER = "2x8:A100-80GB,1x8:L40S";
 
     public static ServerOptions defaults() {
-        return new ServerOptions("0.0.0.0", 8080, Path.of("gpupool-data"), null, null, null, "fair-share", 50, false, 1, AgentSettings.defaults());
+        return new ServerOptions("0.0.0.0", 8080, Path.of("gpupool-data"), null, null, null, "fair-share", 50, false, 1, AgentSettings.defaults(), false);
     }
 
     public ServerOptions withPort(int p) {
-        return new ServerOptions(host, p, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents);
+        return new ServerOptions(host, p, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
     }
 
     public ServerOptions withHost(String h) {
-        return new ServerOptions(h, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents);
+        return new ServerOptions(h, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
     }
 
     public ServerOptions withDataDir(Path d) {
-        return new ServerOptions(host, port, d, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents);
+        return new ServerOptions(host, port, d, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
     }
 
     public ServerOptions withDb(String url) {
-        return new ServerOptions(host, port, dataDir, url, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents);
+        return new ServerOptions(host, port, dataDir, url, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
     }
 
     public ServerOptions withAdminToken(String t) {
-        return new ServerOptions(host, port, dataDir, dbUrl, t, cluster, policy, rateLimit, demo, demoSeed, agents);
+        return new ServerOptions(host, port, dataDir, dbUrl, t, cluster, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
     }
 
     public ServerOptions withCluster(String c) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, c, policy, rateLimit, demo, demoSeed, agents);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, c, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
     }
 
     public ServerOptions withPolicy(String p) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, p, rateLimit, demo, demoSeed, agents);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, p, rateLimit, demo, demoSeed, agents, allowRootJobs);
     }
 
     public ServerOptions withRateLimit(double r) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, r, demo, demoSeed, agents);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, r, demo, demoSeed, agents, allowRootJobs);
     }
 
     public ServerOptions withAgents(AgentSettings a) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, a);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, a, allowRootJobs);
     }
 
     public ServerOptions withDemo(boolean d) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, d, demoSeed, agents);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, d, demoSeed, agents, allowRootJobs);
+    }
+
+    public ServerOptions withAllowRootJobs(boolean allow) {
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, allow);
     }
 }

@@ -249,9 +249,9 @@ final class BatchSql {
             case Write.PutTenant(TenantRow t) -> update(c, "INSERT INTO tenants (name, weight, guaranteed_gpus, limit_gpus, created_ms) VALUES (?,?,?,?,?) "
                     + "ON CONFLICT (name) DO UPDATE SET weight = excluded.weight, guaranteed_gpus = excluded.guaranteed_gpus, "
                     + "limit_gpus = excluded.limit_gpus", t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus(), t.createdMs());
-            case Write.PutToken(TokenRow t) -> update(c, "INSERT INTO tokens (id, hash, role, tenant, label, created_ms, node) VALUES (?,?,?,?,?,?,?) "
-                    + "ON CONFLICT (id) DO NOTHING",
-                    t.id(), t.hash(), t.role(), t.tenant(), t.label(), t.createdMs(), t.node());
+            case Write.PutToken(TokenRow t) -> update(c, "INSERT INTO tokens (id, hash, role, tenant, label, created_ms, node, unix_user) "
+                    + "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
+                    t.id(), t.hash(), t.role(), t.tenant(), t.label(), t.createdMs(), t.node(), t.unixUser());
             case Write.DeleteToken(String id) -> update(c, "DELETE FROM tokens WHERE id = ?", id);
             case Write.PutNode(NodeRow n) -> update(c, "INSERT INTO nodes (name, spec, source, cordoned, registered_ms) VALUES (?,?,?,?,?) "
                     + "ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, source = excluded.source, cordoned = excluded.cordoned",

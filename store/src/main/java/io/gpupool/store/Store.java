@@ -35,8 +35,9 @@ public final class Store implements AutoCloseable {
         try (Connection c = db.connection()) {
             List<TenantRow> tenants = query(c, "SELECT name, weight, guaranteed_gpus, limit_gpus, created_ms FROM tenants ORDER BY name",
                     rs -> new TenantRow(rs.getString(1), rs.getDouble(2), rs.getDouble(3), rs.getDouble(4), rs.getLong(5)));
-            List<TokenRow> tokens = query(c, "SELECT id, hash, role, tenant, label, created_ms, node FROM tokens ORDER BY created_ms, id",
-                    rs -> new TokenRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getLong(6), rs.getString(7)));
+            List<TokenRow> tokens = query(c, "SELECT id, hash, role, tenant, label, created_ms, node, unix_user FROM tokens ORDER BY created_ms, id",
+                    rs -> new TokenRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getLong(6),
+                            rs.getString(7), rs.getString(8)));
             List<NodeRow> nodes = query(c, "SELECT name, spec, source, cordoned, registered_ms FROM nodes ORDER BY registered_ms, name",
                     rs -> new NodeRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4) != 0, rs.getLong(5)));
             Map<String, NodeProgress> progress = new LinkedHashMap<>();

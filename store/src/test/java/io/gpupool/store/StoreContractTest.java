@@ -99,12 +99,13 @@ abstract class StoreContractTest {
     @Test
     void tenants_tokens_nodes_and_settings_are_upserted() {
         commit(new Write.PutTenant(new TenantRow("t1", 1, 0, 0, 5)), new Write.PutTenant(new TenantRow("t1", 3, 2, 8, 9)),
-                new Write.PutToken(new TokenRow("tok1", "ab".repeat(32), "member", "t1", "ci", 5)),
+                new Write.PutToken(new TokenRow("tok1", "ab".repeat(32), "member", "t1", "ci", 5, null, "alice")),
                 new Write.PutNode(new NodeRow("n1", "{}", "static", false, 5)), new Write.PutNode(new NodeRow("n1", "{}", "static", true, 5)),
                 new Write.PutSetting("scheduler", "{\"policy\":\"fcfs\"}"), new Write.PutSetting("scheduler", "{\"policy\":\"las\"}"));
         RecoveredState r = store.recover();
         assertThat(r.tenants()).containsExactly(new TenantRow("t1", 3, 2, 8, 5));
-        assertThat(r.tokens()).singleElement().extracting(TokenRow::tenant, TokenRow::role).containsExactly("t1", "member");
+        assertThat(r.tokens()).singleElement().extracting(TokenRow::tenant, TokenRow::role, TokenRow::unixUser)
+                .containsExactly("t1", "member", "alice");
         assertThat(r.nodes()).singleElement().extracting(NodeRow::cordoned).isEqualTo(true);
         assertThat(r.settings()).containsEntry("scheduler", "{\"policy\":\"las\"}");
     }

@@ -4,6 +4,9 @@ import io.gpupool.agent.AgentJson;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -21,7 +24,12 @@ import java.util.Optional;
  *   stderr.log     its standard error
  *   exit           the command's exit code, written by the wrapper shell when the command ends
  *   outcome.json   the JobEnd, written by the agent when it has seen the end; marks the attempt done
+ *   work/          the command's working directory when the job names none and runs as its own account
  * </pre>
+ *
+ * <p>A job that runs as its own account ({@link #handOver}) owns its logs and its work directory, readable by it
+ * alone; the directory itself and the control files stay the agent's (mode 0711: the job reaches its files by
+ * name but cannot list, replace or forge the agent's records).
  */
 public record JobDirectory(Path path) {
 
@@ -30,6 +38,7 @@ public record JobDirectory(Path path) {
     static final String PID = "pid";
     static final String EXIT = "exit";
     static final String OUTCOME = "outcome.json";
+    static final String WORK = "work";
 
     /** pid and start instant of the wrapper process, and the wall-clock time the agent started it. */
     public record ProcessRecord(long pid, Long startInstantMs, long startedAtMs) {}
@@ -57,6 +66,30 @@ public record JobDirectory(Path path) {
     void writeProcess(long pid, Optional<Instant> start, long startedAtMs) throws IOException {
         AgentJson.writeAtomically(path.resolve(PROCESS),
                 new ProcessRecord(pid, start.map(Instant::toEpochMilli).orElse(null), startedAtMs));
+    }
+
+    /** The default working directory of a job that runs as its own account. */
+    public Path work() {
+        return path.resolve(WORK);
+    }
+
+    /** Gives the job's files to its account: logs 0600 and (with {@code workDir}) the work directory 0700. */
+    void handOver(UnixAccount account, boolean workDir) throws IOException {
+        Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rwx--x--x"));
+        for (Path log : List.of(stdout(), stderr())) {
+            if (!Files.exists(log)) Files.createFile(log);
+            own(log, account, "rw-------");
+        }
+        if (workDir) {
+            Files.createDirectories(work());
+            own(work(), account, "rwx------");
+        }
+    }
+
+    private static void own(Path p, UnixAccount a, String mode) throws IOException {
+        Files.setAttribute(p, "unix:uid", a.uid(), LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(p, "unix:gid", a.gid(), LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(p, PosixFilePermissions.fromString(mode));
     }
 
     /** The process record; else, after a crash right after the start, the wrapper's pid file. */

@@ -16,9 +16,16 @@ import java.util.Set;
  * @param env     extra environment variables; the GPU variables the agent sets win over these
  * @param workDir working directory; null = the job's own directory under the agent's work directory
  * @param gpus    the granted GPUs, in the order CUDA should number them (device 0 first)
+ * @param runAs   the Unix account the command runs as; null = the agent's account for jobs without one
+ *                ({@link RunnerConfig#unboundAccount()} when the agent is root)
  */
 public record JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir,
-                        List<GrantedGpu> gpus) {
+                        List<GrantedGpu> gpus, String runAs) {
+
+    /** A launch without an account of its own. */
+    public JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir, List<GrantedGpu> gpus) {
+        this(jobId, attempt, command, env, workDir, gpus, null);
+    }
 
     public JobLaunch {
         JobKey key = new JobKey(jobId, attempt); // validates id and attempt
@@ -32,6 +39,9 @@ public record JobLaunch(String jobId, int attempt, List<String> command, Map<Str
         Set<String> seen = new HashSet<>();
         for (GrantedGpu g : gpus) {
             if (!seen.add(g.uuid())) throw new SpecException(where, "gpus", "GPU " + g.uuid() + " is granted twice");
+        }
+        if (runAs != null && (runAs.isEmpty() || runAs.length() > 64 || !runAs.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != ':' && c != '/'))) {
+            throw new SpecException(where, "run_as", "'" + runAs + "' is not a Unix account name");
         }
         for (String name : env.keySet()) {
             if (name.isEmpty() || name.contains("=") || name.indexOf('\0') >= 0) {

@@ -70,6 +70,8 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     static final String WRAPPER = "d=$1; shift; echo $$ > \"$d/pid\"; trap : TERM INT HUP; \"$@\"; rc=$?; "
             + "echo $rc > \"$d/exit\"; exit $rc";
 
+    /** The search path of the root-run steps before a job's account takes over. */
+    private static final String ROOT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     private final RunnerConfig config;
     private final JobStore store;
     private final Map<String, GpuInfo> gpusByUuid;
@@ -80,9 +82,11 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     private final Map<JobKey, RunningJob> running = new ConcurrentHashMap<>();
     private final Map<String, Boolean> memoryWarned = new ConcurrentHashMap<>();
     private final String setsid;
+    private final AccountSwitch accounts;
 
     public JobRunner(RunnerConfig config, List<GpuInfo> gpus, Listener listener) throws IOException {
         this.config = config;
+        this.accounts = new AccountSwitch(config.unboundAccount(), config.allowRootJobs());
         this.store = new JobStore(config.workDir());
         this.gpusByUuid = gpus.stream().collect(Collectors.toUnmodifiableMap(GpuInfo::uuid, Function.identity()));
         this.listener = listener;
@@ -96,6 +100,11 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
 
     public RunnerConfig config() {
         return config;
+    }
+
+    /** Whether jobs run as their own Unix accounts here, and why not when they do not. */
+    public AccountSwitch accounts() {
+        return accounts;
     }
 
     /** Starts one attempt unless it was started on this node before. */
@@ -113,13 +122,26 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         JobDirectory dir = created.get();
         long now = System.currentTimeMillis();
         try {
+            AccountSwitch.Plan plan = accounts.plan(launch);
+            if (plan instanceof AccountSwitch.Plan.Refuse r) throw new SpecException("job " + key, "run_as", r.reason());
             Map<String, String> env = JobEnvironment.of(launch, gpusByUuid, System.getenv(), config.passThroughEnv());
             Path workDir = launch.workDir() == null ? dir.path() : Path.of(launch.workDir());
-            if (!Files.isDirectory(workDir)) throw new SpecException("job " + key, "work_dir", "directory " + workDir + " does not exist");
+            List<String> command = launch.command();
+            if (plan instanceof AccountSwitch.Plan.Switch s) {
+                UnixAccount a = s.account();
+                dir.handOver(a, launch.workDir() == null);
+                env.putAll(Map.of("HOME", a.home(), "USER", a.name(), "LOGNAME", a.name()));
+                // the account enters its directory itself (a directory it may not enter stays closed to it)
+                command = accounts.commandAs(a, env, launch.workDir() == null ? dir.work() : workDir, command);
+                env = Map.of("PATH", ROOT_PATH); // what runs as root before the switch gets nothing the job chose
+                workDir = dir.path();
+            } else if (!Files.isDirectory(workDir)) {
+                throw new SpecException("job " + key, "work_dir", "directory " + workDir + " does not exist");
+            }
             List<String> cmd = new ArrayList<>();
             if (setsid != null) cmd.add(setsid);
             cmd.addAll(List.of("/bin/sh", "-c", WRAPPER, "gpupool-job", dir.path().toString()));
-            cmd.addAll(launch.command());
+            cmd.addAll(command);
             ProcessBuilder pb = new ProcessBuilder(cmd)
                     .directory(workDir.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))

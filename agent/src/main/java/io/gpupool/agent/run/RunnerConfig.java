@@ -14,9 +14,12 @@ import java.util.List;
  *                            context and library workspaces, which the driver counts per process but a
  *                            framework's memory fraction does not cover (a few hundred MiB)
  * @param passThroughEnv      variables of the agent's environment that jobs inherit
+ * @param unboundAccount      the Unix account of jobs that name none, when the agent is root (null: the agent's own;
+ *                            only agents embedded in tests leave it null: {@code gpupool agent} sets nobody)
+ * @param allowRootJobs       whether a job may run with uid 0, under any account name
  */
 public record RunnerConfig(Path workDir, Duration killGrace, MemoryPolicy memoryPolicy, long memoryAllowanceMib,
-                           List<String> passThroughEnv) {
+                           List<String> passThroughEnv, String unboundAccount, boolean allowRootJobs) {
 
     /** What to do when a job exceeds its GPU memory grant. */
     public enum MemoryPolicy {
@@ -39,18 +42,23 @@ public record RunnerConfig(Path workDir, Duration killGrace, MemoryPolicy memory
 
     /** Defaults: 10 s grace, kill on memory overuse with a 512 MiB allowance. */
     public static RunnerConfig defaults(Path workDir) {
-        return new RunnerConfig(workDir, DEFAULT_KILL_GRACE, MemoryPolicy.KILL, DEFAULT_MEMORY_ALLOWANCE_MIB, null);
+        return new RunnerConfig(workDir, DEFAULT_KILL_GRACE, MemoryPolicy.KILL, DEFAULT_MEMORY_ALLOWANCE_MIB, null, null, false);
     }
 
     public RunnerConfig withKillGrace(Duration grace) {
-        return new RunnerConfig(workDir, grace, memoryPolicy, memoryAllowanceMib, passThroughEnv);
+        return new RunnerConfig(workDir, grace, memoryPolicy, memoryAllowanceMib, passThroughEnv, unboundAccount, allowRootJobs);
     }
 
     public RunnerConfig withMemoryPolicy(MemoryPolicy policy) {
-        return new RunnerConfig(workDir, killGrace, policy, memoryAllowanceMib, passThroughEnv);
+        return new RunnerConfig(workDir, killGrace, policy, memoryAllowanceMib, passThroughEnv, unboundAccount, allowRootJobs);
     }
 
     public RunnerConfig withMemoryAllowanceMib(long mib) {
-        return new RunnerConfig(workDir, killGrace, memoryPolicy, mib, passThroughEnv);
+        return new RunnerConfig(workDir, killGrace, memoryPolicy, mib, passThroughEnv, unboundAccount, allowRootJobs);
+    }
+
+    /** Jobs that name no account run as {@code unbound} (on a root agent); uid 0 only with {@code allowRoot}. */
+    public RunnerConfig withAccounts(String unbound, boolean allowRoot) {
+        return new RunnerConfig(workDir, killGrace, memoryPolicy, memoryAllowanceMib, passThroughEnv, unbound, allowRoot);
     }
 }

@@ -8,6 +8,7 @@ import io.gpupool.server.core.PoolService;
 import io.gpupool.server.core.SchedulerSettings;
 import io.gpupool.server.core.ServiceClock;
 import io.gpupool.server.core.ServiceException;
+import io.gpupool.server.core.UnixAccount;
 import io.gpupool.store.GroupCommitWriter;
 import io.gpupool.store.TenantRow;
 import io.gpupool.store.Write;
@@ -24,16 +25,19 @@ import static io.gpupool.server.api.Requests.await;
 final class AdminRoutes {
     private static final Set<String> TENANT_FIELDS = Set.of("name", "weight", "guaranteedGpus", "limitGpus");
     private static final Set<String> TOKEN_FIELDS = Set.of("label");
+    private static final Set<String> MEMBER_TOKEN_FIELDS = Set.of("label", "unixUser");
     private final PoolService pool;
     private final Tokens tokens;
     private final GroupCommitWriter writer;
     private final ServiceClock clock;
+    private final boolean allowRootJobs;
 
-    AdminRoutes(PoolService pool, Tokens tokens, GroupCommitWriter writer, ServiceClock clock) {
+    AdminRoutes(PoolService pool, Tokens tokens, GroupCommitWriter writer, ServiceClock clock, boolean allowRootJobs) {
         this.pool = pool;
         this.tokens = tokens;
         this.writer = writer;
         this.clock = clock;
+        this.allowRootJobs = allowRootJobs;
     }
 
     void register(RouteTable r) {
@@ -53,6 +57,7 @@ final class AdminRoutes {
         out.put("tokenId", p.tokenId());
         out.put("role", p.role().wire());
         out.put("tenant", p.tenant());
+        if (p.unixUser() != null) out.put("unixUser", p.unixUser());
         Json.send(ctx, 200, out);
     }
 
@@ -85,9 +90,15 @@ final class AdminRoutes {
     private void memberToken(Context ctx) {
         Requests.require(ctx, "create tokens", Role.ADMIN);
         String tenant = ctx.pathParam("name");
-        String label = label(ctx);
+        Fields f = hasBody(ctx) ? Fields.of(Requests.json(ctx), "", MEMBER_TOKEN_FIELDS) : null;
+        String label = f == null ? "" : f.string("label", "", 200);
+        String unixUser = f == null ? null : f.string("unixUser", null, 64);
+        if (unixUser != null) {
+            UnixAccount.checkName("unixUser", unixUser);
+            UnixAccount.checkNotRoot("unixUser", unixUser, allowRootJobs);
+        }
         if (!await(pool.tenantExists(tenant))) throw ServiceException.notFound("tenant '" + Requests.clip(tenant) + "'");
-        issue(ctx, Tokens.mint(Role.MEMBER, tenant, label, clock.now()));
+        issue(ctx, Tokens.mint(Role.MEMBER, tenant, label, unixUser, clock.now()));
     }
 
     private void agentToken(Context ctx) {
@@ -96,8 +107,12 @@ final class AdminRoutes {
     }
 
     private static String label(Context ctx) {
-        if (ctx.contentLength() == 0 || (Requests.contentType(ctx) == null && ctx.contentLength() <= 0)) return "";
-        return Fields.of(Requests.json(ctx), "", TOKEN_FIELDS).string("label", "", 200);
+        return hasBody(ctx) ? Fields.of(Requests.json(ctx), "", TOKEN_FIELDS).string("label", "", 200) : "";
+    }
+
+    /** Token requests may come without a body (all their fields are optional). */
+    private static boolean hasBody(Context ctx) {
+        return !(ctx.contentLength() == 0 || (Requests.contentType(ctx) == null && ctx.contentLength() <= 0));
     }
 
     /** Stores the token's hash, then shows the secret once. */
@@ -109,6 +124,7 @@ final class AdminRoutes {
         out.put("id", m.row().id());
         out.put("role", m.row().role());
         out.put("tenant", m.row().tenant());
+        if (m.row().unixUser() != null) out.put("unixUser", m.row().unixUser());
         Json.send(ctx, 201, out);
     }
 

@@ -49,7 +49,7 @@ public final class ApiServer implements AutoCloseable {
     private final RateLimiter limiter;
 
     public ApiServer(String host, int port, PoolService pool, Store store, Tokens tokens, RateLimiter limiter, ServiceMetrics metrics,
-                     EventHub hub, GpuCatalog catalog, ServiceClock clock, AgentSettings agentSettings) {
+                     EventHub hub, GpuCatalog catalog, ServiceClock clock, AgentSettings agentSettings, boolean allowRootJobs) {
         this.tokens = tokens;
         this.limiter = limiter;
         String openApi = resource("/openapi.json");
@@ -100,10 +100,10 @@ public final class ApiServer implements AutoCloseable {
             });
             r.get("/metrics", ctx -> ctx.contentType(metrics.contentType()).result(metrics.scrape()));
             r.get("/openapi.json", ctx -> ctx.contentType("application/json").result(openApi));
-            new JobRoutes(pool, store, catalog).register(r);
+            new JobRoutes(pool, store, catalog, allowRootJobs).register(r);
             new NodeRoutes(pool).register(r);
             new AgentRoutes(pool, store, tokens, catalog, clock, agentSettings).register(r);
-            new AdminRoutes(pool, tokens, store.writer(), clock).register(r);
+            new AdminRoutes(pool, tokens, store.writer(), clock, allowRootJobs).register(r);
             r.get("/api/v1/events", hub::stream);
             this.table = r;
         });

@@ -67,6 +67,7 @@ final class JobJson {
         if (!o.has("restartPolicy")) o.put("restartPolicy", JobRequest.REQUEUE);
         if (!o.has("cpuMilli")) o.put("cpuMilli", 0);      // the stored form leaves out requests not made
         if (!o.has("hostMemMib")) o.put("hostMemMib", 0);
+        if (!o.has("runAs")) o.putNull("runAs");
         o.set("exitCode", row.exitCode() == null ? null : o.numberNode(row.exitCode()));
         o.put("message", row.message());
         o.put("idempotencyKey", row.idemKey());

@@ -9,6 +9,7 @@ import io.gpupool.server.auth.Role;
 import io.gpupool.server.core.JobRequest;
 import io.gpupool.server.core.PoolService;
 import io.gpupool.server.core.ServiceException;
+import io.gpupool.server.core.UnixAccount;
 import io.gpupool.server.core.Views;
 import io.gpupool.store.EventRow;
 import io.gpupool.store.JobQuery;
@@ -32,11 +33,13 @@ final class JobRoutes {
     private final PoolService pool;
     private final Store store;
     private final GpuCatalog catalog;
+    private final boolean allowRootJobs;
 
-    JobRoutes(PoolService pool, Store store, GpuCatalog catalog) {
+    JobRoutes(PoolService pool, Store store, GpuCatalog catalog, boolean allowRootJobs) {
         this.pool = pool;
         this.store = store;
         this.catalog = catalog;
+        this.allowRootJobs = allowRootJobs;
     }
 
     void register(RouteTable r) {
@@ -53,16 +56,20 @@ final class JobRoutes {
         String key = idempotencyKey(ctx);
         JobRequest req = JobRequest.parse(Requests.json(ctx), catalog);
         String tenant;
+        String account;
         if (p.role() == Role.MEMBER) {
             if (req.tenant() != null && !req.tenant().equals(p.tenant())) {
                 throw ServiceException.forbidden("field 'tenant': a member token submits only for its own tenant '" + p.tenant() + "'");
             }
             tenant = p.tenant();
+            account = memberAccount(p, req.runAs());
         } else {
             if (req.tenant() == null) throw ServiceException.invalid("tenant", "is required when an admin token submits");
             tenant = req.tenant();
+            account = req.runAs();
         }
-        JobRequest full = req.withTenant(tenant);
+        if (account != null) UnixAccount.checkNotRoot("runAs", account, allowRootJobs);
+        JobRequest full = req.withOwner(tenant, account);
         Views.Submitted s = await(pool.submit(full, key));
         if (s.created()) {
             Json.send(ctx, 201, JobJson.ofAccepted(s.row(), full));
@@ -73,6 +80,16 @@ final class JobRoutes {
             throw ServiceException.conflict("Idempotency-Key", "was already used for a different job (" + existing.id() + ")");
         }
         Json.send(ctx, 200, JobJson.of(existing, await(pool.live(existing.id()))));
+    }
+
+    /** A member's jobs run as its token's account, whatever the request says; only an admin chooses another. */
+    private static String memberAccount(Principal p, String asked) {
+        if (asked != null && !asked.equals(p.unixUser())) {
+            throw ServiceException.forbidden("field 'runAs': " + (p.unixUser() == null
+                    ? "this member token is not bound to a Unix account; only an admin token chooses one"
+                    : "a member token bound to '" + p.unixUser() + "' runs jobs only as '" + p.unixUser() + "'"));
+        }
+        return p.unixUser();
     }
 
     private static String idempotencyKey(Context ctx) {

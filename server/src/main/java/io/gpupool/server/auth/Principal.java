@@ -1,11 +1,12 @@
 package io.gpupool.server.auth;
 
 /**
- * Who is calling: the token's public id, its role, (members) its tenant and (node credentials) its node.
+ * Who is calling: the token's public id, its role, (members) its tenant and the Unix account its jobs run as
+ * (null: not bound to one), and (node credentials) its node.
  */
-public record Principal(String tokenId, Role role, String tenant, String node) {
+public record Principal(String tokenId, Role role, String tenant, String node, String unixUser) {
     public Principal(String tokenId, Role role, String tenant) {
-        this(tokenId, role, tenant, null);
+        this(tokenId, role, tenant, null, null);
     }
 
     public boolean isAdmin() { return role == Role.ADMIN; }

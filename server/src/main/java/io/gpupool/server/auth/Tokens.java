@@ -25,9 +25,14 @@ public final class Tokens {
     public record Minted(String token, TokenRow row) {}
 
     public static Minted mint(Role role, String tenant, String label, long nowMs) {
+        return mint(role, tenant, label, null, nowMs);
+    }
+
+    /** A token whose jobs run as the Unix account {@code unixUser} (null: not bound to one). */
+    public static Minted mint(Role role, String tenant, String label, String unixUser, long nowMs) {
         String id = randomText(6);
         String token = "gp_" + id + "_" + randomText(32);
-        return new Minted(token, new TokenRow(id, hash(token), role.wire(), tenant, label, nowMs));
+        return new Minted(token, new TokenRow(id, hash(token), role.wire(), tenant, label, nowMs, null, unixUser));
     }
 
     /** A node's own credential: it may report for that node and nothing else. */
@@ -43,7 +48,7 @@ public final class Tokens {
     }
 
     public void add(TokenRow row) {
-        byHash.put(row.hash(), new Principal(row.id(), Role.fromWire(row.role()), row.tenant(), row.node()));
+        byHash.put(row.hash(), new Principal(row.id(), Role.fromWire(row.role()), row.tenant(), row.node(), row.unixUser()));
     }
 
     /** Revokes a token by its public id. */

@@ -33,17 +33,19 @@ import java.util.regex.Pattern;
  *                       A command that exits with a non-zero code fails either way.
  * @param cpuMilli       host CPU each replica needs on its node, in thousandths of a core (0 = not asked)
  * @param hostMemMib     host RAM each replica needs on its node, in MiB (0 = not asked)
+ * @param runAs          the Unix account the job runs as on its nodes ({@link UnixAccount}); null = the agent's
+ *                       account for jobs without one (never root: a root agent runs them as its unbound-job account)
  */
 public record JobRequest(String name, String tenant, String user, int numGpus, int gpusPerReplica, int gpuMilli,
                          long gpuMemMib, List<String> gpuTypes, int priority, boolean preemptible, boolean requireNvlink,
                          long estimateSec, List<String> command, Map<String, String> env, String workDir, String restartPolicy,
-                         long cpuMilli, long hostMemMib) {
+                         long cpuMilli, long hostMemMib, String runAs) {
 
     public static final String REQUEUE = "requeue";
     public static final String FAIL = "fail";
     public static final Set<String> FIELDS = Set.of("name", "tenant", "user", "numGpus", "gpusPerReplica", "gpuMilli",
             "gpuMemMib", "gpuTypes", "priority", "preemptible", "requireNvlink", "estimateSec", "command", "env", "workDir",
-            "restartPolicy", "cpuMilli", "hostMemMib", ModelSizing.FIELD);
+            "restartPolicy", "cpuMilli", "hostMemMib", "runAs", ModelSizing.FIELD);
     public static final int MAX_GPUS = 512;
     /** Bounds of the host request per replica: far beyond any server, small enough that sums never overflow. */
     public static final long MAX_CPU_MILLI = 4_096_000, MAX_HOST_MEM_MIB = 64L * 1024 * 1024;
@@ -133,13 +135,16 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         }
         long cpuMilli = f.integer("cpuMilli", 0, 0, MAX_CPU_MILLI);
         long hostMem = f.integer("hostMemMib", 0, 0, MAX_HOST_MEM_MIB);
+        String runAs = f.string("runAs", null, 64);
+        if (runAs != null) UnixAccount.checkName("runAs", runAs);
         return new JobRequest(name, tenant, user, numGpus, perReplica, milli, mem, types, priority, preemptible, nvlink,
-                estimate, command, env, workDir, restart, cpuMilli, hostMem);
+                estimate, command, env, workDir, restart, cpuMilli, hostMem, runAs);
     }
 
-    public JobRequest withTenant(String t) {
+    /** This request for its tenant, running as {@code account} (null = no account). */
+    public JobRequest withOwner(String t, String account) {
         return new JobRequest(name, t, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, gpuTypes, priority, preemptible,
-                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib);
+                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, account);
     }
 
     /** The engine's view of this job. */
@@ -178,6 +183,7 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         if (!restartPolicy.equals(REQUEUE)) o.put("restartPolicy", restartPolicy);
         if (cpuMilli > 0) o.put("cpuMilli", cpuMilli);
         if (hostMemMib > 0) o.put("hostMemMib", hostMemMib);
+        if (runAs != null) o.put("runAs", runAs);
         return o;
     }
 

@@ -868,7 +868,7 @@ public final class PoolService implements AutoCloseable {
             }
             if (mine.isEmpty()) continue;
             ActiveJob a = active.get(j.id());
-            jobs.add(new JobLaunch(j.id(), a.row.attempt(), a.request.command(), a.request.env(), a.request.workDir(), mine));
+            jobs.add(new JobLaunch(j.id(), a.row.attempt(), a.request.command(), a.request.env(), a.request.workDir(), mine, a.request.runAs()));
         }
         jobs.sort(Comparator.comparing(JobLaunch::jobId));
         return new DesiredState(n.version, jobs);

@@ -1,0 +1,97 @@
+package io.gpupool.agent.run;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Runs a job's command as its Unix account (issue 14). Only a root agent can switch accounts; it does so with
+ * util-linux's {@code setpriv} right before the command: the wrapper shell and its control files stay root's,
+ * the command and all it forks get the account's uid, primary gid, supplementary groups and HOME, and no
+ * capabilities (an empty bounding set, so not even a setuid binary regains them).
+ *
+ * <p>Nothing the job asked for reaches a process that runs as root: the job's environment (which could hold
+ * LD_PRELOAD) is applied by {@code env -i} after the switch, and the job's directory is entered by a shell
+ * that already runs as the account, so a directory the account may not enter stays closed to it.
+ */
+public final class AccountSwitch {
+    private static final List<String> SETPRIV_PATHS = List.of("/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv");
+    /** $1 the directory, the rest the command: enter it as the account, then become the command. */
+    private static final String ENTER = "cd -- \"$1\" || exit 126; shift; exec \"$@\"";
+
+    private final String setpriv;
+    private final boolean root;
+    private final String unboundAccount;
+    private final boolean allowRoot;
+
+    /** What a launch runs as. */
+    public sealed interface Plan {
+        /** The agent's own account: it is not root (it cannot switch), or no account was asked and none is set. */
+        record AsAgent() implements Plan {}
+
+        record Switch(UnixAccount account) implements Plan {}
+
+        /** It must not run here; {@code missingAccount} names an account this node lacks (null for other reasons). */
+        record Refuse(String reason, String missingAccount) implements Plan {}
+    }
+
+    /**
+     * @param unboundAccount the account of jobs that name none, on a root agent. The {@code gpupool agent} command
+     *                       always sets one (nobody by default); null, for agents embedded in tests, keeps the
+     *                       agent's own account
+     * @param allowRoot      whether a job may run with uid 0 (under any name)
+     */
+    public AccountSwitch(String unboundAccount, boolean allowRoot) {
+        this(UnixAccount.effectiveUid() == 0, SETPRIV_PATHS.stream().filter(p -> Files.isExecutable(Path.of(p))).findFirst().orElse(null),
+                unboundAccount, allowRoot);
+    }
+
+    AccountSwitch(boolean root, String setpriv, String unboundAccount, boolean allowRoot) {
+        this.root = root;
+        this.setpriv = setpriv;
+        this.unboundAccount = unboundAccount;
+        this.allowRoot = allowRoot;
+    }
+
+    /** Whether this agent runs jobs as their own accounts (it is root and has setpriv). */
+    public boolean switchesAccounts() {
+        return root && setpriv != null;
+    }
+
+    /** Why it does not, for the agent's start message and its node's isolation level; null when it does. */
+    public String whyNot() {
+        if (!root) return "the agent is not root: every job runs as the agent's own account";
+        if (setpriv == null) return "setpriv (util-linux) is missing: every job runs as the agent's own account";
+        return null;
+    }
+
+    public Plan plan(JobLaunch launch) {
+        String name = launch.runAs() != null ? launch.runAs() : unboundAccount;
+        if (name == null || !switchesAccounts()) return new Plan.AsAgent();
+        Optional<UnixAccount> account;
+        try {
+            account = UnixAccount.lookup(name);
+        } catch (IOException e) {
+            return new Plan.Refuse("cannot look up account '" + name + "': " + e.getMessage(), null);
+        }
+        if (account.isEmpty()) return new Plan.Refuse("account '" + name + "' does not exist on this node", name);
+        if (account.get().uid() == 0 && !allowRoot) {
+            return new Plan.Refuse("jobs never run as root: account '" + name + "' has uid 0 (an agent started with --allow-root-jobs allows it)", null);
+        }
+        return new Plan.Switch(account.get());
+    }
+
+    /** The command line that runs {@code command} as the account, in {@code dir}, with exactly {@code env}. */
+    public List<String> commandAs(UnixAccount a, Map<String, String> env, Path dir, List<String> command) {
+        List<String> cmd = new ArrayList<>(List.of(setpriv, "--reuid=" + a.uid(), "--regid=" + a.gid(), "--init-groups",
+                "--inh-caps=-all", "--bounding-set=-all", "--", "/usr/bin/env", "-i"));
+        env.forEach((k, v) -> cmd.add(k + "=" + v));
+        cmd.addAll(List.of("/bin/sh", "-c", ENTER, "gpupool-enter", dir.toString()));
+        cmd.addAll(command);
+        return cmd;
+    }
+}

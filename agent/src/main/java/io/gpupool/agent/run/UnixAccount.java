@@ -1,0 +1,57 @@
+package io.gpupool.agent.run;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Unix account of this node, as the C library's name service sees it: {@code getent passwd}, so accounts
+ * from LDAP or SSSD count as they do for login and for Slurm.
+ */
+public record UnixAccount(String name, int uid, int gid, String home) {
+
+    /** The account called {@code name}; empty if this node has none. */
+    public static Optional<UnixAccount> lookup(String name) throws IOException {
+        Process p = new ProcessBuilder("getent", "passwd", name).redirectErrorStream(true).start();
+        try {
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IOException("getent passwd " + name + " did not answer in 10 s");
+            }
+            // exit 2: no such key; anything else with no output is a name-service failure, not a missing account
+            if (p.exitValue() == 2) return Optional.empty();
+            if (p.exitValue() != 0) throw new IOException("getent passwd " + name + " failed (exit " + p.exitValue() + "): " + out);
+            return Optional.of(parse(out.lines().findFirst().orElse("")));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while looking up account " + name, e);
+        }
+    }
+
+    /** One passwd(5) line: name:password:uid:gid:gecos:home:shell. */
+    static UnixAccount parse(String line) throws IOException {
+        String[] f = line.split(":", -1);
+        if (f.length < 7) throw new IOException("not a passwd entry: '" + line + "'");
+        try {
+            return new UnixAccount(f[0], Integer.parseInt(f[2]), Integer.parseInt(f[3]), f[5]);
+        } catch (NumberFormatException e) {
+            throw new IOException("not a passwd entry: '" + line + "'");
+        }
+    }
+
+    /** The effective uid of this process, from /proc/self/status; -1 if unknown (not Linux). */
+    public static int effectiveUid() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("Uid:")) return Integer.parseInt(line.split("\\s+")[2]);
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux: treat as an account that cannot switch
+        }
+        return -1;
+    }
+}
