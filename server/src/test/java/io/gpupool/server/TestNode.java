@@ -7,6 +7,7 @@ import io.gpupool.agent.gpu.NodeInventory;
 import io.gpupool.agent.link.DesiredState;
 import io.gpupool.agent.link.HttpServerLink;
 import io.gpupool.agent.link.JobStatusReport;
+import io.gpupool.agent.link.AccountIsolation;
 import io.gpupool.agent.link.LinkException;
 import io.gpupool.agent.link.LogChunk;
 import io.gpupool.agent.link.NodeReport;
@@ -37,6 +38,8 @@ final class TestNode {
     long leaseEpoch;
     /** The kill grace the node says its agent has. */
     long killGraceMs = 300;
+    /** What the node says of Unix accounts: by default, as a root agent (jobs run as their own accounts, none missing). */
+    AccountIsolation accounts = new AccountIsolation(true, null, List.of());
     /** What the node says runs on it. */
     List<RunningJobInfo> running = List.of();
     DesiredState lastDesired = new DesiredState(-1, List.of());
@@ -51,7 +54,7 @@ final class TestNode {
     }
 
     Registration register() throws LinkException {
-        registration = link.register(new RegisterRequest(name, "test", inventory, running, nextSeq, killGraceMs));
+        registration = link.register(new RegisterRequest(name, "test", inventory, running, nextSeq, killGraceMs, accounts));
         leaseEpoch = Math.max(leaseEpoch, registration.leaseEpoch());
         return registration;
     }
@@ -62,7 +65,7 @@ final class TestNode {
 
     ReportResponse report(List<JobStatusReport> statuses, List<LogChunk> logs, List<GpuSample> gpus, long waitMs) throws LinkException {
         ReportResponse r = link.report(new NodeReport(name, System.currentTimeMillis(), applied, gpus, running, statuses, logs, waitMs,
-                leaseEpoch, killGraceMs));
+                leaseEpoch, killGraceMs, accounts));
         leaseEpoch = Math.max(leaseEpoch, r.leaseEpoch()); // as an agent does: a newer epoch is adopted
         if (r.desired() != null) {
             applied = r.desired().version();

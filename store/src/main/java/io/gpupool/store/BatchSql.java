@@ -246,9 +246,10 @@ final class BatchSql {
 
     private static void applyOne(Connection c, Write w) throws SQLException {
         switch (w) {
-            case Write.PutTenant(TenantRow t) -> update(c, "INSERT INTO tenants (name, weight, guaranteed_gpus, limit_gpus, created_ms) VALUES (?,?,?,?,?) "
-                    + "ON CONFLICT (name) DO UPDATE SET weight = excluded.weight, guaranteed_gpus = excluded.guaranteed_gpus, "
-                    + "limit_gpus = excluded.limit_gpus", t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus(), t.createdMs());
+            case Write.PutTenant(TenantRow t) -> update(c, "INSERT INTO tenants (name, weight, guaranteed_gpus, limit_gpus, created_ms, "
+                    + "shared_account_nodes) VALUES (?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET weight = excluded.weight, "
+                    + "guaranteed_gpus = excluded.guaranteed_gpus, limit_gpus = excluded.limit_gpus, shared_account_nodes = excluded.shared_account_nodes",
+                    t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus(), t.createdMs(), t.sharedAccountNodes() ? 1 : 0);
             case Write.PutToken(TokenRow t) -> update(c, "INSERT INTO tokens (id, hash, role, tenant, label, created_ms, node, unix_user) "
                     + "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
                     t.id(), t.hash(), t.role(), t.tenant(), t.label(), t.createdMs(), t.node(), t.unixUser());

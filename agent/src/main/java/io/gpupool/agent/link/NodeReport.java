@@ -20,10 +20,12 @@ import java.util.List;
  * @param leaseEpoch            the lease epoch the agent holds (from its registration or the last answer): a
  *                              report from an older epoch than the node's is answered but not applied
  * @param killGraceMs           the agent's SIGTERM-to-SIGKILL grace (see {@link RegisterRequest#killGraceMs()})
+ * @param accounts              whether jobs run as their owners' accounts, and accounts the node lacks (null: as
+ *                              the agent said before)
  */
 public record NodeReport(String nodeId, long sentAtMs, long appliedDesiredVersion, List<GpuSample> gpus,
                          List<RunningJobInfo> running, List<JobStatusReport> statuses, List<LogChunk> logs, long waitMs,
-                         long leaseEpoch, long killGraceMs) {
+                         long leaseEpoch, long killGraceMs, AccountIsolation accounts) {
     public NodeReport {
         gpus = List.copyOf(gpus);
         running = List.copyOf(running);
@@ -33,16 +35,16 @@ public record NodeReport(String nodeId, long sentAtMs, long appliedDesiredVersio
 
     public NodeReport(String nodeId, long sentAtMs, long appliedDesiredVersion, List<GpuSample> gpus,
                       List<RunningJobInfo> running, List<JobStatusReport> statuses, List<LogChunk> logs) {
-        this(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, logs, 0, 0, 0);
+        this(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, logs, 0, 0, 0, null);
     }
 
     /** The same report, to be answered at once. */
     public NodeReport withoutWait() {
-        return new NodeReport(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, logs, 0, leaseEpoch, killGraceMs);
+        return new NodeReport(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, logs, 0, leaseEpoch, killGraceMs, accounts);
     }
 
     /** The same report with only these output chunks. */
     public NodeReport withLogs(List<LogChunk> kept) {
-        return new NodeReport(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, kept, waitMs, leaseEpoch, killGraceMs);
+        return new NodeReport(nodeId, sentAtMs, appliedDesiredVersion, gpus, running, statuses, kept, waitMs, leaseEpoch, killGraceMs, accounts);
     }
 }

@@ -20,6 +20,8 @@ import io.gpupool.agent.run.JobPhase;
 import io.gpupool.agent.run.JobRunner;
 import io.gpupool.agent.run.JobStore;
 import io.gpupool.agent.run.RunnerConfig;
+import io.gpupool.agent.run.AccountSwitch;
+import io.gpupool.agent.link.AccountIsolation;
 import io.gpupool.agent.run.RunningJob;
 
 import java.io.IOException;
@@ -241,7 +243,7 @@ public final class NodeAgent implements AutoCloseable {
             long epoch = lease.epoch();
             long sentNanos = System.nanoTime();
             NodeReport report = new NodeReport(state.nodeId(), System.currentTimeMillis(), state.appliedDesiredVersion(), samples,
-                    runningInfo(), out, chunks, news ? 0 : interval.toMillis(), epoch, config.runner().killGrace().toMillis());
+                    runningInfo(), out, chunks, news ? 0 : interval.toMillis(), epoch, config.runner().killGrace().toMillis(), accounts());
             ReportResponse response = link.report(report);
             connected = true;
             if (response.nodeLostTimeoutMs() > 0) nodeLostTimeoutMs = response.nodeLostTimeoutMs();
@@ -276,10 +278,15 @@ public final class NodeAgent implements AutoCloseable {
         }
     }
 
+    private AccountIsolation accounts() {
+        AccountSwitch s = runner.accounts();
+        return new AccountIsolation(s.switchesAccounts(), s.whyNot(), s.missingAccounts());
+    }
+
     private void register() throws LinkException, IOException {
         long sentNanos = System.nanoTime();
         Registration r = link.register(new RegisterRequest(config.nodeName(), config.agentVersion(), inventory, runningInfo(),
-                statuses.firstPendingSeq(), config.runner().killGrace().toMillis()));
+                statuses.firstPendingSeq(), config.runner().killGrace().toMillis(), accounts()));
         state.registered(r.nodeId(), r.serverEpoch());
         if (r.reportIntervalMs() > 0) interval = Duration.ofMillis(r.reportIntervalMs());
         if (r.nodeLostTimeoutMs() > 0) nodeLostTimeoutMs = r.nodeLostTimeoutMs();

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Runs a job's command as its Unix account (issue 14). Only a root agent can switch accounts; it does so with
@@ -23,7 +24,12 @@ public final class AccountSwitch {
     /** $1 the directory, the rest the command: enter it as the account, then become the command. */
     private static final String ENTER = "cd -- \"$1\" || exit 126; shift; exec \"$@\"";
 
+    /** How often an account found missing is looked up again, so that one an admin adds is taken up by itself. */
+    static final long RECHECK_NANOS = 30_000_000_000L;
+    private final long recheckNanos;
     private final String setpriv;
+    /** Accounts jobs asked for that this node lacks, and when each was last looked up (System.nanoTime). */
+    private final Map<String, Long> missing = new ConcurrentHashMap<>();
     private final boolean root;
     private final String unboundAccount;
     private final boolean allowRoot;
@@ -47,10 +53,11 @@ public final class AccountSwitch {
      */
     public AccountSwitch(String unboundAccount, boolean allowRoot) {
         this(UnixAccount.effectiveUid() == 0, SETPRIV_PATHS.stream().filter(p -> Files.isExecutable(Path.of(p))).findFirst().orElse(null),
-                unboundAccount, allowRoot);
+                unboundAccount, allowRoot, RECHECK_NANOS);
     }
 
-    AccountSwitch(boolean root, String setpriv, String unboundAccount, boolean allowRoot) {
+    AccountSwitch(boolean root, String setpriv, String unboundAccount, boolean allowRoot, long recheckNanos) {
+        this.recheckNanos = recheckNanos;
         this.root = root;
         this.setpriv = setpriv;
         this.unboundAccount = unboundAccount;
@@ -78,11 +85,33 @@ public final class AccountSwitch {
         } catch (IOException e) {
             return new Plan.Refuse("cannot look up account '" + name + "': " + e.getMessage(), null);
         }
-        if (account.isEmpty()) return new Plan.Refuse("account '" + name + "' does not exist on this node", name);
+        if (account.isEmpty()) {
+            missing.put(name, System.nanoTime());
+            return new Plan.Refuse("account '" + name + "' does not exist on this node", name);
+        }
+        missing.remove(name);
         if (account.get().uid() == 0 && !allowRoot) {
             return new Plan.Refuse("jobs never run as root: account '" + name + "' has uid 0 (an agent started with --allow-root-jobs allows it)", null);
         }
         return new Plan.Switch(account.get());
+    }
+
+    /**
+     * The accounts jobs asked for that this node does not have, in name order. Each is looked up again when its last
+     * look-up is older than 30 s; one that exists now leaves the list.
+     */
+    public List<String> missingAccounts() {
+        long now = System.nanoTime();
+        for (Map.Entry<String, Long> e : List.copyOf(missing.entrySet())) {
+            if (now - e.getValue() < recheckNanos) continue;
+            try {
+                if (UnixAccount.lookup(e.getKey()).isPresent()) missing.remove(e.getKey());
+                else missing.put(e.getKey(), now);
+            } catch (IOException ex) {
+                // the name service is down: keep the account listed and ask again next time
+            }
+        }
+        return missing.keySet().stream().sorted().toList();
     }
 
     /** The command line that runs {@code command} as the account, in {@code dir}, with exactly {@code env}. */

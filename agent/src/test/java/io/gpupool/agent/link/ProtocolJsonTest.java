@@ -24,10 +24,10 @@ class ProtocolJsonTest {
     @Test
     void desiredStateUsesSnakeCaseAndRoundTrips() throws Exception {
         DesiredState d = new DesiredState(42, List.of(new JobLaunch("train-7", 1, List.of("python", "train.py"),
-                Map.of("EPOCHS", "3"), "/data/runs", List.of(new GrantedGpu("GPU-a", 500, 20480)))));
+                Map.of("EPOCHS", "3"), "/data/runs", List.of(new GrantedGpu("GPU-a", 500, 20480)), "alice")));
         String json = AgentJson.MAPPER.writeValueAsString(d);
         assertThat(json).isEqualTo("{\"version\":42,\"jobs\":[{\"job_id\":\"train-7\",\"attempt\":1,\"command\":[\"python\",\"train.py\"],"
-                + "\"env\":{\"EPOCHS\":\"3\"},\"work_dir\":\"/data/runs\",\"gpus\":[{\"uuid\":\"GPU-a\",\"milli\":500,\"memory_mib\":20480}]}]}");
+                + "\"env\":{\"EPOCHS\":\"3\"},\"work_dir\":\"/data/runs\",\"gpus\":[{\"uuid\":\"GPU-a\",\"milli\":500,\"memory_mib\":20480}],\"run_as\":\"alice\"}]}");
         assertThat(AgentJson.MAPPER.readValue(json, DesiredState.class)).isEqualTo(d);
     }
 

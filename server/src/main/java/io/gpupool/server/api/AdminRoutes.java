@@ -23,7 +23,7 @@ import static io.gpupool.server.api.Requests.await;
 
 /** Tenants, tokens and the scheduler configuration (admin), and who-am-I (everyone). */
 final class AdminRoutes {
-    private static final Set<String> TENANT_FIELDS = Set.of("name", "weight", "guaranteedGpus", "limitGpus");
+    private static final Set<String> TENANT_FIELDS = Set.of("name", "weight", "guaranteedGpus", "limitGpus", "sharedAccountNodes");
     private static final Set<String> TOKEN_FIELDS = Set.of("label");
     private static final Set<String> MEMBER_TOKEN_FIELDS = Set.of("label", "unixUser");
     private final PoolService pool;
@@ -72,18 +72,19 @@ final class AdminRoutes {
         if (!f.has("name")) throw ServiceException.invalid("name", "is required");
         String name = f.name("name", null);
         TenantRow row = await(pool.putTenant(name, f.number("weight", 1, 1e-6, 1e6), f.number("guaranteedGpus", 0, 0, 1e6),
-                f.number("limitGpus", 0, 0, 1e6), true));
+                f.number("limitGpus", 0, 0, 1e6), f.bool("sharedAccountNodes", false), true));
         Json.send(ctx, 201, row);
     }
 
     private void updateTenant(Context ctx) {
         Requests.require(ctx, "change tenants", Role.ADMIN);
         String name = ctx.pathParam("name");
-        Fields f = Fields.of(Requests.json(ctx), "", Set.of("weight", "guaranteedGpus", "limitGpus"));
+        Fields f = Fields.of(Requests.json(ctx), "", Set.of("weight", "guaranteedGpus", "limitGpus", "sharedAccountNodes"));
         TenantRow old = await(pool.tenants()).stream().filter(t -> t.name().equals(name)).findFirst()
                 .orElseThrow(() -> ServiceException.notFound("tenant '" + Requests.clip(name) + "'"));
         TenantRow row = await(pool.putTenant(name, f.number("weight", old.weight(), 1e-6, 1e6),
-                f.number("guaranteedGpus", old.guaranteedGpus(), 0, 1e6), f.number("limitGpus", old.limitGpus(), 0, 1e6), false));
+                f.number("guaranteedGpus", old.guaranteedGpus(), 0, 1e6), f.number("limitGpus", old.limitGpus(), 0, 1e6),
+                f.bool("sharedAccountNodes", old.sharedAccountNodes()), false));
         Json.send(ctx, 200, row);
     }
 

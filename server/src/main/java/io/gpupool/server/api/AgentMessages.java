@@ -8,6 +8,7 @@ import io.gpupool.agent.AgentJson;
 import io.gpupool.agent.gpu.GpuInfo;
 import io.gpupool.agent.gpu.GpuSample;
 import io.gpupool.agent.gpu.NodeInventory;
+import io.gpupool.agent.link.AccountIsolation;
 import io.gpupool.agent.link.JobStatusReport;
 import io.gpupool.agent.link.LogChunk;
 import io.gpupool.agent.link.NodeReport;
@@ -88,6 +89,7 @@ final class AgentMessages {
         if (r.running().size() > MAX_RUNNING) throw ServiceException.invalid("running", "at most " + MAX_RUNNING + " entries");
         if (r.firstPendingSeq() < -1) throw ServiceException.invalid("first_pending_seq", "must be >= -1");
         checkKillGrace(r.killGraceMs());
+        checkAccounts(r.accounts());
         NodeInventory inv = r.inventory();
         if (inv == null) throw ServiceException.invalid("inventory", "is required");
         List<GpuInfo> gpus = inv.gpus();
@@ -131,6 +133,7 @@ final class AgentMessages {
         if (r.waitMs() < 0 || r.waitMs() > MAX_WAIT_MS) throw ServiceException.invalid("wait_ms", "must be in 0.." + MAX_WAIT_MS);
         if (r.leaseEpoch() < 0) throw ServiceException.invalid("lease_epoch", "must be >= 0");
         checkKillGrace(r.killGraceMs());
+        if (r.accounts() != null) checkAccounts(r.accounts());
         if (r.gpus().size() > ClusterSpecs.MAX_GPUS_PER_NODE) throw ServiceException.invalid("gpus", "at most " + ClusterSpecs.MAX_GPUS_PER_NODE + " readings");
         for (int i = 0; i < r.gpus().size(); i++) {
             GpuSample g = r.gpus().get(i);
@@ -175,6 +178,18 @@ final class AgentMessages {
 
     /** The server waits this long for a lost node's fenced jobs to die: an agent may not make it wait for hours. */
     static final long MAX_KILL_GRACE_MS = 3_600_000;
+
+    /** Accounts a node may list as missing: one per distinct account its jobs asked for, within reason. */
+    static final int MAX_MISSING_ACCOUNTS = 1000;
+
+    private static void checkAccounts(AccountIsolation a) {
+        if (a.reason() != null && a.reason().length() > 1000) throw ServiceException.invalid("accounts.reason", "must be at most 1000 characters");
+        if (a.missing().size() > MAX_MISSING_ACCOUNTS) throw ServiceException.invalid("accounts.missing", "at most " + MAX_MISSING_ACCOUNTS + " accounts");
+        for (int i = 0; i < a.missing().size(); i++) {
+            String name = a.missing().get(i);
+            if (name == null || name.isEmpty() || name.length() > 64) throw ServiceException.invalid("accounts.missing[" + i + "]", "must be 1-64 characters");
+        }
+    }
 
     private static void checkKillGrace(long ms) {
         if (ms < 0 || ms > MAX_KILL_GRACE_MS) throw ServiceException.invalid("kill_grace_ms", "must be in 0.." + MAX_KILL_GRACE_MS + " (0: not given)");

@@ -1,5 +1,6 @@
 package io.gpupool.server.core;
 
+import io.gpupool.agent.link.AccountIsolation;
 import io.gpupool.store.NodeProgress;
 
 import java.util.Collection;
@@ -37,6 +38,8 @@ final class AgentNodes {
         /** When ({@link ServiceClock#nanos}) a report of its agent was last applied (or the server started). */
         long lastSeenNanos;
         long leaseEpoch;
+        /** Whether its agent runs jobs as their own accounts, and which it lacks, as it last said; null: not said yet. */
+        AccountIsolation accounts;
         /** Its agent's SIGTERM-to-SIGKILL grace, as it last said. */
         long killGraceMs = AgentSettings.DEFAULT_KILL_GRACE_MS;
         /** Lost, and its attempts given up: its jobs went back to the queue or failed. */

@@ -2,6 +2,7 @@ package io.gpupool.server.core;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gpupool.agent.gpu.GpuSample;
+import io.gpupool.agent.link.AccountIsolation;
 import io.gpupool.agent.link.DesiredState;
 import io.gpupool.agent.link.JobStatusReport;
 import io.gpupool.agent.link.LogChunk;
@@ -100,6 +101,8 @@ public final class PoolService implements AutoCloseable {
     private final Map<String, TenantRow> tenants = new TreeMap<>();
     private final Map<String, NodeRow> nodes = new LinkedHashMap<>();
     private final AgentNodes agents = new AgentNodes();
+    /** Whether the engine has the {@link AccountFilter} (from the first node that needs it on). */
+    private boolean accountFilterAdded;
     private final OutputLedger output = new OutputLedger();
     private final StoppingAttempts stopping = new StoppingAttempts();
     private long nextLostCheckMs;
@@ -278,6 +281,30 @@ public final class PoolService implements AutoCloseable {
     // ---- the agent protocol (any thread) ---------------------------------------------------------
 
     /**
+     * What a node's agent says of Unix accounts. The first node that runs jobs under its agent's account, or lacks one,
+     * adds the {@link AccountFilter} to the engine; a change lets waiting jobs be tried again.
+     */
+    private void noteAccounts(AgentNodes.Node a, AccountIsolation accounts) {
+        if (accounts.equals(a.accounts)) return;
+        if (!accountFilterAdded && (!accounts.switches() || !accounts.missing().isEmpty())) {
+            engine.addFilter(new AccountFilter(node -> {
+                AgentNodes.Node n = agents.get(node);
+                return n == null ? null : n.accounts;
+            }, job -> {
+                ActiveJob j = active.get(job);
+                return j == null ? null : j.request.runAs();
+            }, tenant -> {
+                TenantRow t = tenants.get(tenant);
+                return t != null && t.sharedAccountNodes();
+            }));
+            accountFilterAdded = true;
+        }
+        if (!accounts.switches() && (a.accounts == null || a.accounts.switches())) LOG.warn("node {} runs every job as its agent's account: {}", a.name, accounts.reason());
+        a.accounts = accounts;
+        dirty = true;
+    }
+
+    /**
      * A node's agent registers: a new node joins the pool (its GPUs as the agent discovered them); a known one
      * must have the same GPUs. The node gets a new credential (the old one is revoked), its status seq restarts
      * where the agent's unacknowledged reports start, and its agent gets the full desired state next.
@@ -285,7 +312,8 @@ public final class PoolService implements AutoCloseable {
      * @param credential      the node's new credential, minted by the caller, stored with the registration
      * @param firstPendingSeq the agent's oldest unacknowledged status seq (-1: not given)
      */
-    public CompletableFuture<Views.Registered> registerAgent(NodeSpec spec, TokenRow credential, long firstPendingSeq, long killGraceMs) {
+    public CompletableFuture<Views.Registered> registerAgent(NodeSpec spec, TokenRow credential, long firstPendingSeq, long killGraceMs,
+                                                             AccountIsolation accounts) {
         return call(() -> {
             long now = clock.now();
             String name = spec.name();
@@ -320,6 +348,7 @@ public final class PoolService implements AutoCloseable {
             writes.add(new Write.PutToken(credential));
             a.credentialId = credential.id();
             seen(a, killGraceMs);
+            noteAccounts(a, accounts);
             agents.touch(name); // the agent has no desired state in memory after its own restart: send it all
             dirty = true;
             Views.Registered r = new Views.Registered(name, epoch, agentSettings.reportIntervalMs(), agentSettings.nodeLostTimeoutMs(), revoked,
@@ -357,6 +386,7 @@ public final class PoolService implements AutoCloseable {
             }
             long now = clock.now();
             seen(a, r.killGraceMs());
+            if (r.accounts() != null) noteAccounts(a, r.accounts());
             for (GpuSample g : r.gpus()) {
                 long total = g.memoryTotalMib() == null ? 0 : g.memoryTotalMib();
                 long used = g.memoryUsedMib() == null ? 0 : g.memoryUsedMib();
@@ -398,8 +428,17 @@ public final class PoolService implements AutoCloseable {
         });
     }
 
-        /** Creates ({@code create}) or updates a tenant's weight, guarantee and limit. */
+    /** Creates ({@code create}) or updates a tenant's weight, guarantee and limit; its jobs only on own-account nodes. */
     public CompletableFuture<TenantRow> putTenant(String name, double weight, double guaranteed, double limit, boolean create) {
+        return putTenant(name, weight, guaranteed, limit, false, create);
+    }
+
+    /**
+     * Creates ({@code create}) or updates a tenant: weight, guarantee, limit, and whether its jobs may run on nodes that
+     * run every job as the agent's own account ({@code sharedAccountNodes}).
+     */
+    public CompletableFuture<TenantRow> putTenant(String name, double weight, double guaranteed, double limit, boolean sharedAccountNodes,
+                                                  boolean create) {
         return call(() -> {
             requireStore();
             TenantRow old = tenants.get(name);
@@ -416,7 +455,7 @@ public final class PoolService implements AutoCloseable {
                 };
                 throw ServiceException.invalid(field, e.rule());
             }
-            TenantRow row = new TenantRow(name, weight, guaranteed, limit, old != null ? old.createdMs() : clock.now());
+            TenantRow row = new TenantRow(name, weight, guaranteed, limit, old != null ? old.createdMs() : clock.now(), sharedAccountNodes);
             tenants.put(name, row);
             engine.reconfigure(settings.toConfig(tenantConfigs()));
             writes.add(new Write.PutTenant(row));
@@ -1015,8 +1054,12 @@ public final class PoolService implements AutoCloseable {
 
     private PoolSnapshot buildSnapshot(long now) {
         Map<String, String> conditions = new HashMap<>();
-        for (AgentNodes.Node a : agents.all()) conditions.put(a.name, a.condition.wire());
-        return new SnapshotBuilder(engine, active, tenants, nodes, conditions, telemetry, settings).build(now, QUEUE_IN_SNAPSHOT);
+        Map<String, AccountIsolation> accounts = new HashMap<>();
+        for (AgentNodes.Node a : agents.all()) {
+            conditions.put(a.name, a.condition.wire());
+            if (a.accounts != null) accounts.put(a.name, a.accounts);
+        }
+        return new SnapshotBuilder(engine, active, tenants, nodes, conditions, accounts, telemetry, settings).build(now, QUEUE_IN_SNAPSHOT);
     }
 
     /** Stops the loop after the commands already queued, and commits what they decided. */

@@ -1,5 +1,6 @@
 package io.gpupool.server.core;
 
+import io.gpupool.agent.link.AccountIsolation;
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.Scheduler;
 import io.gpupool.engine.TenantLedger;
@@ -23,11 +24,16 @@ final class SnapshotBuilder {
     private final Map<String, NodeRow> nodes;
     private final GpuTelemetry telemetry;
     private final Map<String, String> conditions;
+    private final Map<String, AccountIsolation> accounts;
     private final SchedulerSettings settings;
 
-    /** @param conditions agent nodes' state (waiting, ready, lost); other nodes are static */
+    /**
+     * @param conditions agent nodes' state (waiting, ready, lost); other nodes are static
+     * @param accounts   what agent nodes said of Unix accounts
+     */
     SnapshotBuilder(Scheduler engine, Map<String, ActiveJob> active, Map<String, TenantRow> tenants, Map<String, NodeRow> nodes,
-                    Map<String, String> conditions, GpuTelemetry telemetry, SchedulerSettings settings) {
+                    Map<String, String> conditions, Map<String, AccountIsolation> accounts, GpuTelemetry telemetry, SchedulerSettings settings) {
+        this.accounts = accounts;
         this.engine = engine;
         this.active = active;
         this.tenants = tenants;
@@ -68,7 +74,7 @@ final class SnapshotBuilder {
             }
             NodeRow row = nodes.get(n.name());
             nodeViews.add(new PoolSnapshot.NodeView(n.name(), n.model().id(), n.model().productName(), row != null && row.cordoned(),
-                    row != null ? row.source() : "", conditions.getOrDefault(n.name(), "static"), gv));
+                    row != null ? row.source() : "", conditions.getOrDefault(n.name(), "static"), accounts.get(n.name()), gv));
         }
         List<PoolSnapshot.QueuedJob> queue = new ArrayList<>();
         for (JobState j : engine.pendingJobs()) {

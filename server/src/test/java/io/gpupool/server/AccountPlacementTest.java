@@ -1,0 +1,72 @@
+package io.gpupool.server;
+
+import io.gpupool.agent.link.AccountIsolation;
+import io.gpupool.server.core.AgentSettings;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static io.gpupool.server.TestServer.ADMIN;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Issue 14: where a tenant's jobs may run, by what nodes say of Unix accounts. A node whose agent runs every job as
+ * its own account (not root) gets a tenant's jobs only if the tenant allows that; a node that lacks a job's account
+ * gets none of that account's jobs until its agent stops listing the account; the node API shows both.
+ */
+class AccountPlacementTest {
+    @TempDir Path dir;
+
+    @Test
+    void shared_account_nodes_only_for_tenants_that_allow_them_and_no_job_where_its_account_is_missing() throws Exception {
+        ServerOptions o = TestServer.options(dir).withCluster(null).withAgents(new AgentSettings(200, 30_000));
+        try (TestServer s = TestServer.start(o)) {
+            String join = s.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
+            TestNode shared = new TestNode(s.base, join, "acct-shared", "1xA10");
+            shared.accounts = new AccountIsolation(false, "the agent is not root: every job runs as the agent's own account", List.of());
+            shared.register();
+            shared.report(List.of(), List.of(), List.of(), 0);
+            assertThat(s.get("/api/v1/nodes", ADMIN).body().path("nodes").get(0).path("accounts").path("switches").asBoolean(true)).isFalse();
+
+            s.post("/api/v1/tenants", ADMIN, Map.of("name", "strict"));
+            String strict = s.post("/api/v1/tenants/strict/tokens", ADMIN, Map.of("unixUser", "alice")).text("token");
+            String waiting = submit(s, strict);
+            TestServer.eventually("the job waits, saying why", () -> waitReason(s, strict, waiting).contains("agent's account"));
+            assertThat(s.get("/api/v1/jobs/" + waiting, strict).body().path("state").asText()).isEqualTo("PENDING");
+
+            // the admin allows the tenant on shared-account nodes: the waiting job is placed there
+            TestServer.Reply put = s.call("PUT", "/api/v1/tenants/strict", ADMIN, Map.of("sharedAccountNodes", true), Map.of());
+            assertThat(put.status()).as(put.body().toString()).isEqualTo(200);
+            assertThat(put.body().path("sharedAccountNodes").asBoolean()).isTrue();
+            TestServer.eventually("the job is placed", () -> s.get("/api/v1/jobs/" + waiting, strict).body().path("state").asText().equals("RUNNING"));
+
+            // a root node that lacks alice's account: her next job is not placed there, until the node has it
+            TestNode own = new TestNode(s.base, join, "acct-own", "1xL4");
+            own.accounts = new AccountIsolation(true, null, List.of("alice"));
+            own.register();
+            own.report(List.of(), List.of(), List.of(), 0);
+            String l4 = s.post("/api/v1/jobs", strict, Map.of("numGpus", 1, "gpuTypes", List.of("L4"), "command", List.of("true"))).text("id");
+            TestServer.eventually("alice's job waits", () -> waitReason(s, strict, l4).contains("account missing"));
+            own.accounts = new AccountIsolation(true, null, List.of());
+            own.report(List.of(), List.of(), List.of(), 0);
+            TestServer.eventually(Duration.ofSeconds(10), "alice's job is placed once the node has her account",
+                    () -> s.get("/api/v1/jobs/" + l4, strict).body().path("state").asText().equals("RUNNING"));
+            assertThat(s.get("/api/v1/jobs/" + l4, strict).body().path("attempts").get(0).path("node").asText()).isEqualTo("acct-own");
+        }
+    }
+
+    private static String submit(TestServer s, String token) {
+        TestServer.Reply r = s.post("/api/v1/jobs", token, Map.of("numGpus", 1, "gpuTypes", List.of("A10"), "command", List.of("true")));
+        assertThat(r.status()).as(r.body().toString()).isEqualTo(201);
+        assertThat(r.text("runAs")).isEqualTo("alice");
+        return r.text("id");
+    }
+
+    private static String waitReason(TestServer s, String token, String id) {
+        return s.get("/api/v1/jobs/" + id, token).body().path("waitReason").asText();
+    }
+}
