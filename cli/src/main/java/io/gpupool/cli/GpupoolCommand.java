@@ -36,6 +36,7 @@ import java.util.Properties;
                 SubmitCommand.class,
                 StatusCommand.class,
                 CancelCommand.class,
+                TokenCommand.class,
                 QueueCommand.class,
                 NodesCommand.class,
                 TopCommand.class,

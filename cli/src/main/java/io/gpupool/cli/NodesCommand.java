@@ -36,12 +36,18 @@ public final class NodesCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** What keeps a node from taking new work: an admin's cordon, its agent lost or not back yet after a server restart. */
+    /**
+     * What keeps a node from taking new work: an admin's cordon, its agent lost or not back yet after a server restart;
+     * and what limits it: jobs under its agent's account (not their owners'), accounts it lacks.
+     */
     private static String condition(JsonNode n) {
         List<String> c = new ArrayList<>();
         if (n.path("cordoned").asBoolean()) c.add("cordoned");
         String state = n.path("state").asText();
         if (state.equals("lost") || state.equals("waiting")) c.add(state);
+        JsonNode accounts = n.path("accounts");
+        if (accounts.isObject() && !accounts.path("switches").asBoolean()) c.add("shared account");
+        for (JsonNode missing : accounts.path("missing")) c.add("no account " + missing.asText());
         return c.isEmpty() ? "" : " (" + String.join(", ", c) + ")";
     }
 }

@@ -11,7 +11,7 @@ import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** submit, status, queue, nodes, top and cancel against a real server on loopback. */
+/** submit, status, queue, nodes, top, cancel and token against a real server on loopback. */
 class ClientCommandsTest {
     private static final String ADMIN = "cli-admin-token-0123456789";
 
@@ -62,6 +62,18 @@ class ClientCommandsTest {
             Cli.Result badPolicy = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--restart-policy", "retry", "--", "x");
             assertThat(badPolicy.exitCode()).isEqualTo(2);
             assertThat(badPolicy.err()).contains("HTTP 422", "restartPolicy", "retry");
+
+            // a member token bound to a Unix account: its jobs run as that account, whatever they ask
+            Cli.Result token = Cli.run("token", "--server", url, "--token", ADMIN, "ml", "--unix-user", "alice", "--label", "ci");
+            assertThat(token.exitCode()).as(token.err()).isZero();
+            assertThat(token.err()).contains("jobs run as alice");
+            String alice = token.out().strip();
+            Cli.Result hers = Cli.run("submit", "--server", url, "--token", alice, "--gpus", "1", "--output", "json", "--", "id", "-u");
+            assertThat(hers.exitCode()).as(hers.err()).isZero();
+            assertThat(hers.out()).contains("\"runAs\" : \"alice\"");
+            Cli.Result asRoot = Cli.run("token", "--server", url, "--token", ADMIN, "ml", "--unix-user", "root");
+            assertThat(asRoot.exitCode()).isEqualTo(2);
+            assertThat(asRoot.err()).contains("HTTP 403", "--allow-root-jobs");
         }
         Cli.Result down = Cli.run("status", "--server", "http://127.0.0.1:9", "--token", ADMIN, "j1");
         assertThat(down.exitCode()).isEqualTo(2);
