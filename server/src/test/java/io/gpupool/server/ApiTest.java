@@ -275,7 +275,12 @@ class ApiTest {
         byte[] out = "epoch 1\nepoch 2\n".getBytes(StandardCharsets.UTF_8);
         node.report(List.of(), List.of(new io.gpupool.agent.link.LogChunk(id, 1, io.gpupool.agent.run.LogStream.STDOUT, 0, out, false)),
                 List.of(new io.gpupool.agent.gpu.GpuSample(0, node.uuid(0), 87, 70000L, 81559L, 71, 612.0, List.of(), null)), 0);
-        eventually("metrics show the GPU", () -> s.get("/metrics", null).raw().body().contains("Hostname=\"agent-node-1\""));
+        // the DCGM gauges read the telemetry at once, the pool's gauges the pool snapshot, which the engine loop publishes
+        // after its round: wait for both
+        eventually("metrics show the GPU and the pool", () -> {
+            String m = s.get("/metrics", null).raw().body();
+            return m.contains("Hostname=\"agent-node-1\"") && m.contains("gpupool_gpus_allocated{model=\"H100-80GB\"} 2.0");
+        });
         String metrics = s.get("/metrics", null).raw().body();
         assertThat(metrics).containsPattern("DCGM_FI_DEV_GPU_UTIL\\{Hostname=\"agent-node-1\",UUID=\"" + node.uuid(0) + "\",device=\"nvidia0\",gpu=\"0\",modelName=\"[^\"]+\"} 87.0");
         assertThat(metrics).contains("DCGM_FI_DEV_FB_USED{Hostname=\"agent-node-1\",UUID=\"" + node.uuid(0) + "\"");
