@@ -40,7 +40,7 @@ public final class ConnectFailure {
                         : "the server's TLS certificate is not trusted (not signed by the CA in " + trust.caFile()
                           + "; give the CA that signed it with " + ServerTrust.OPTION + " FILE)";
             }
-            if (m.contains("Unsupported or unrecognized SSL message")) {
+            if (m.contains("nrecognized SSL message")) { // "Unsupported or unrecognized SSL message", "Unrecognized SSL message, plaintext connection?"
                 return "the server does not speak TLS there (a plain HTTP server: use http://, or start the server with --tls-cert and --tls-key)";
             }
         }
