@@ -3,6 +3,7 @@ package io.gpupool.agent.tls;
 import io.gpupool.model.SpecException;
 
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import javax.net.ssl.TrustManagerFactory;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -127,7 +128,7 @@ public final class ServerTrust {
     }
 
     /** Turns on host name verification on a raw TLS socket (the JDK's HTTP client does it by itself). */
-    public static javax.net.ssl.SSLParameters verifyingHost(javax.net.ssl.SSLParameters p) {
+    public static SSLParameters verifyingHost(SSLParameters p) {
         p.setEndpointIdentificationAlgorithm("HTTPS");
         return p;
     }
