@@ -44,6 +44,8 @@ public final class HttpServerLink implements ServerLink {
         }
     }
 
+    private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(2);
+
     private final URI server;
     private final String joinToken;
     private final Settings settings;
@@ -90,7 +92,8 @@ public final class HttpServerLink implements ServerLink {
      * @throws LinkException of kind REJECTED with a one-line message naming the URL and what to fix
      */
     public void checkTransport() throws LinkException {
-        HttpRequest req = HttpRequest.newBuilder(URI.create(server + "/healthz")).timeout(settings.requestTimeout()).GET().build();
+        // short: a wrong setting shows at once; a slow or held-up server only delays the agent's start this long
+        HttpRequest req = HttpRequest.newBuilder(URI.create(server + "/healthz")).timeout(CHECK_TIMEOUT).GET().build();
         try {
             HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
             // the only 400 a health check can get: a TLS server's answer to plain HTTP
