@@ -4,8 +4,10 @@ import io.gpupool.agent.gpu.GpuBackendException;
 import io.gpupool.agent.gpu.GpuBackends;
 import io.gpupool.agent.gpu.NodeInventory;
 import io.gpupool.agent.link.HttpServerLink;
+import io.gpupool.agent.link.LinkException;
 import io.gpupool.agent.node.NodeAgent;
 import io.gpupool.agent.run.RunnerConfig;
+import io.gpupool.agent.tls.ServerTrust;
 import io.gpupool.model.SpecException;
 
 import java.io.IOException;
@@ -15,7 +17,8 @@ import java.time.Duration;
 
 /**
  * Puts a node agent together from its settings: the GPU backend, the HTTP link to the server, the job runner
- * on the work directory. {@code gpupool agent} and the demo's in-process agents start here.
+ * on the work directory. {@code gpupool agent} and the demo's in-process agents start here. A wrong TLS or URL
+ * setting fails the start; a server that is merely down does not (the agent keeps trying to reach it).
  */
 public final class AgentLauncher {
 
@@ -31,12 +34,13 @@ public final class AgentLauncher {
      * @param fence          stop the jobs when the node's lease runs out (no report applied by the server for its
      *                       node-lost timeout), by this agent or, if it is dead or paused, by its fence keeper
      * @param version        reported at registration
+     * @param ca             PEM file of the CA that signed an https:// server's certificate; null = the system trust store
      * @param unboundAccount the Unix account of jobs that name none, when the agent is root (null: the agent's own)
      * @param allowRootJobs  whether a job may run with uid 0
      */
     public record Options(String server, String joinToken, String nodeName, Path workDir, GpuBackends.Options gpus,
                           Duration reportInterval, Duration killGrace, RunnerConfig.MemoryPolicy memoryPolicy, boolean fence,
-                          String version, String unboundAccount, boolean allowRootJobs) {
+                          String version, Path ca, String unboundAccount, boolean allowRootJobs) {
         public Options {
             if (nodeName == null || nodeName.isBlank()) nodeName = NodeInventory.localHostname();
             if (!nodeName.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,252}")) {
@@ -51,16 +55,21 @@ public final class AgentLauncher {
         /** Fake GPUs ({@code 8xA100-80GB,...}) and defaults for everything else: the demo's and the tests' agents. */
         public static Options fake(String server, String joinToken, String nodeName, Path workDir, String fakeGpus) {
             return new Options(server, joinToken, nodeName, workDir, new GpuBackends.Options(null, null, null, fakeGpus, null),
-                    Duration.ofSeconds(5), RunnerConfig.DEFAULT_KILL_GRACE, RunnerConfig.MemoryPolicy.KILL, true, "dev", null, false);
+                    Duration.ofSeconds(5), RunnerConfig.DEFAULT_KILL_GRACE, RunnerConfig.MemoryPolicy.KILL, true, "dev", null, null, false);
         }
 
         public Options withKillGrace(Duration d) {
-            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, d, memoryPolicy, fence, version,
+            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, d, memoryPolicy, fence, version, ca,
+                    unboundAccount, allowRootJobs);
+        }
+
+        public Options withCa(Path file) {
+            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, killGrace, memoryPolicy, fence, version, file,
                     unboundAccount, allowRootJobs);
         }
 
         public Options withUnboundAccount(String account) {
-            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, killGrace, memoryPolicy, fence, version,
+            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, killGrace, memoryPolicy, fence, version, ca,
                     account, allowRootJobs);
         }
     }
@@ -85,7 +94,12 @@ public final class AgentLauncher {
         } catch (IllegalArgumentException e) {
             throw new SpecException("--server", "server", "is not a URL: " + e.getMessage());
         }
-        HttpServerLink link = new HttpServerLink(server, o.joinToken(), HttpServerLink.Settings.defaults());
+        HttpServerLink link = new HttpServerLink(server, o.joinToken(), HttpServerLink.Settings.defaults(), ServerTrust.of(o.ca()));
+        try {
+            link.checkTransport();
+        } catch (LinkException e) {
+            throw new SpecException(null, null, e.getMessage());
+        }
         GpuBackends.Opened opened = GpuBackends.open(g);
         NodeAgent.Config config = NodeAgent.Config.defaults(o.nodeName(), o.workDir())
                 .withReportInterval(o.reportInterval())

@@ -27,8 +27,12 @@ import java.util.concurrent.CountDownLatch;
 public final class AgentCommand implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(names = "--server", required = true, paramLabel = "URL", description = "The gpupool server, e.g. http://gpupool:8080.")
+    @Option(names = "--server", required = true, paramLabel = "URL", description = "The gpupool server, e.g. https://gpupool:8080.")
     String server;
+
+    @Option(names = "--ca", paramLabel = "FILE",
+            description = "PEM file of the CA that signed an https:// server's certificate (a private CA; default: $GPUPOOL_CA, else the system trust store).")
+    Path ca;
 
     @Option(names = "--token", paramLabel = "T", description = "A join token (role agent); default: $GPUPOOL_AGENT_TOKEN.")
     String token;
@@ -69,6 +73,12 @@ public final class AgentCommand implements Callable<Integer> {
     @Option(names = "--allow-root-jobs", description = "Let jobs run with uid 0 (off: a job whose account has uid 0 fails to start).")
     boolean allowRootJobs;
 
+    private Path caFile() {
+        if (ca != null) return ca;
+        String env = System.getenv("GPUPOOL_CA");
+        return env == null || env.isBlank() ? null : Path.of(env);
+    }
+
     @Override
     public Integer call() throws Exception {
         String t = token != null ? token : System.getenv("GPUPOOL_AGENT_TOKEN");
@@ -81,7 +91,8 @@ public final class AgentCommand implements Callable<Integer> {
         if (!(killGraceSec >= 0 && killGraceSec <= 3600)) throw new SpecException("--kill-grace", "kill-grace", "must be in 0..3600 seconds");
         AgentLauncher.Options o = new AgentLauncher.Options(server, t, nodeName, workDir,
                 new GpuBackends.Options(backend, nvmlLibrary, null, fakeGpus, null), Duration.ofSeconds(5),
-                Duration.ofMillis(Math.round(killGraceSec * 1000)), policy, !noFence, GpupoolCommand.version(), unboundUser, allowRootJobs);
+                Duration.ofMillis(Math.round(killGraceSec * 1000)), policy, !noFence, GpupoolCommand.version(), caFile(), unboundUser,
+                allowRootJobs);
         PrintWriter out = spec.commandLine().getOut();
         NodeAgent agent;
         try {

@@ -1,6 +1,8 @@
 package io.gpupool.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.agent.tls.ConnectFailure;
+import io.gpupool.agent.tls.ServerTrust;
 import io.gpupool.model.SpecException;
 
 import java.io.IOException;
@@ -18,14 +20,20 @@ import java.util.Properties;
 /**
  * The command line's client of the REST API. Server URL and token come from the options, else the
  * environment (GPUPOOL_SERVER, GPUPOOL_TOKEN), else ~/.config/gpupool/client.properties (server=, token=).
- * An error answer becomes a {@link SpecException} with the server's message (exit 2).
+ * An https:// server's certificate must be signed by the CA of --ca / GPUPOOL_CA / ca= (a PEM file), else by one
+ * the system trust store holds, and name the URL's host. An error answer becomes a {@link SpecException} with the server's message (exit 2).
  */
 final class ApiClient {
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http;
     private final String server;
     private final String token;
+    private final ServerTrust trust;
 
     ApiClient(String serverOption, String tokenOption) {
+        this(serverOption, tokenOption, null);
+    }
+
+    ApiClient(String serverOption, String tokenOption, Path caOption) {
         Properties file = new Properties();
         Path cfg = Path.of(System.getProperty("user.home"), ".config", "gpupool", "client.properties");
         if (Files.isRegularFile(cfg)) {
@@ -38,9 +46,15 @@ final class ApiClient {
         this.server = strip(first(serverOption, System.getenv("GPUPOOL_SERVER"), file.getProperty("server"), "http://localhost:8080"));
         this.token = first(tokenOption, System.getenv("GPUPOOL_TOKEN"), file.getProperty("token"), null);
         if (token == null) throw new SpecException("--token", "token", "is required (or GPUPOOL_TOKEN, or token= in " + cfg + ")");
+        String ca = caOption != null ? caOption.toString() : first(System.getenv("GPUPOOL_CA"), file.getProperty("ca"));
+        this.trust = ServerTrust.of(ca == null ? null : Path.of(ca));
+        this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).sslContext(trust.sslContext()).build();
     }
 
     String server() { return server; }
+
+    /** Which certificates an https:// server may show. */
+    ServerTrust trust() { return trust; }
 
     JsonNode get(String path) { return send("GET", path, null, null); }
     JsonNode delete(String path) { return send("DELETE", path, null, null); }
@@ -66,6 +80,8 @@ final class ApiClient {
         } catch (ConnectException e) {
             throw new SpecException(server, null, "cannot connect (is `gpupool server` running there?)");
         } catch (IOException e) {
+            String tls = ConnectFailure.describe(URI.create(server), trust, e);
+            if (tls != null) throw new SpecException(null, null, tls);
             throw new SpecException(server, null, "request failed: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

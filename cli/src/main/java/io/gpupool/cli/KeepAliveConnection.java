@@ -1,5 +1,8 @@
 package io.gpupool.cli;
 
+import io.gpupool.agent.tls.ServerTrust;
+
+import javax.net.ssl.SSLSocket;
 import java.io.BufferedInputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -14,7 +17,7 @@ import java.util.Locale;
 /**
  * One HTTP/1.1 keep-alive connection that sends a JSON POST and reads the answer's status, skipping its body
  * (Content-Length or chunked): just what the load generator needs, at a small fraction of the JDK HttpClient's CPU per request.
- * Not thread-safe: one request at a time.
+ * An https:// server gets TLS with the host name checked, as the JDK's client would. Not thread-safe: one request at a time.
  */
 final class KeepAliveConnection implements AutoCloseable {
     record Response(int status, boolean keepAlive) {}
@@ -24,12 +27,26 @@ final class KeepAliveConnection implements AutoCloseable {
     private final InputStream in;
     private final String hostHeader;
 
-    KeepAliveConnection(URI server) throws IOException {
-        int port = server.getPort() > 0 ? server.getPort() : 80;
-        socket = new Socket();
-        socket.setTcpNoDelay(true);
-        socket.connect(new InetSocketAddress(server.getHost(), port), 5_000);
-        socket.setSoTimeout(60_000);
+    KeepAliveConnection(URI server, ServerTrust trust) throws IOException {
+        boolean https = "https".equals(server.getScheme());
+        int port = server.getPort() > 0 ? server.getPort() : https ? 443 : 80;
+        Socket tcp = new Socket();
+        tcp.setTcpNoDelay(true);
+        tcp.connect(new InetSocketAddress(server.getHost(), port), 5_000);
+        tcp.setSoTimeout(60_000);
+        if (https) {
+            try {
+                SSLSocket tls = (SSLSocket) trust.sslContext().getSocketFactory().createSocket(tcp, server.getHost(), port, true);
+                tls.setSSLParameters(ServerTrust.verifyingHost(tls.getSSLParameters()));
+                tls.startHandshake();
+                socket = tls;
+            } catch (IOException e) {
+                tcp.close();
+                throw e;
+            }
+        } else {
+            socket = tcp;
+        }
         out = socket.getOutputStream();
         in = new BufferedInputStream(socket.getInputStream(), 8192);
         hostHeader = server.getHost() + ":" + port;

@@ -1,5 +1,7 @@
 package io.gpupool.cli;
 
+import io.gpupool.agent.tls.ServerTrust;
+
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -23,10 +25,11 @@ import java.util.concurrent.locks.LockSupport;
  * ({@link KeepAliveConnection}) rather than the JDK's HttpClient, which spends about as much CPU per request
  * as the server does: on a 2-core machine the bench would measure its own client.
  *
+ * @param trust       which certificates an https:// server may show
  * @param tokens      member tokens; request i uses tokens[i % n] (spreads load over tenants and rate limits)
  * @param maxInFlight most requests outstanding at once (the client's connection budget)
  */
-public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, int total, int maxInFlight, String keyPrefix) {
+public record LoadGenerator(URI server, ServerTrust trust, List<String> tokens, double ratePerSec, int total, int maxInFlight, String keyPrefix) {
 
     /**
      * What happened. Latencies in microseconds; {@code byStatus} counts answers by HTTP status (0 = no answer);
@@ -76,7 +79,7 @@ public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, 
                     String token = tokens.get(n % tokens.size());
                     byte[] json = body(n);
                     try {
-                        if (c == null) c = new KeepAliveConnection(server);
+                        if (c == null) c = new KeepAliveConnection(server, trust);
                         KeepAliveConnection.Response r;
                         try {
                             r = c.post("/api/v1/jobs", token, key, json);
@@ -84,7 +87,7 @@ public record LoadGenerator(URI server, List<String> tokens, double ratePerSec, 
                             if (!reused) throw stale;
                             // the server closed the idle connection: once more on a new one (the key makes it safe)
                             c.close();
-                            c = new KeepAliveConnection(server);
+                            c = new KeepAliveConnection(server, trust);
                             r = c.post("/api/v1/jobs", token, key, json);
                         }
                         status = r.status();

@@ -54,7 +54,7 @@ public final class LoadgenCommand implements Callable<Integer> {
         // one pool of keep-alive connections for warm-up and measured run
         ConcurrentLinkedDeque<KeepAliveConnection> connections = new ConcurrentLinkedDeque<>();
         if (warmup > 0) {
-            LoadGenerator.Result w = new LoadGenerator(URI.create(api.server()), tokens, rate, (int) Math.round(rate * warmup), maxInFlight, "lg-" + run + "-w").run(connections);
+            LoadGenerator.Result w = new LoadGenerator(URI.create(api.server()), api.trust(), tokens, rate, (int) Math.round(rate * warmup), maxInFlight, "lg-" + run + "-w").run(connections);
             out.printf("warm-up: %d submissions in %.1f s (not measured)%n", w.sent(), w.seconds());
         }
         int total = (int) Math.round(rate * duration);
@@ -62,7 +62,7 @@ public final class LoadgenCommand implements Callable<Integer> {
         out.flush();
         LoadGenerator.Result r;
         try {
-            r = new LoadGenerator(URI.create(api.server()), tokens, rate, total, maxInFlight, "lg-" + run + "-").run(connections);
+            r = new LoadGenerator(URI.create(api.server()), api.trust(), tokens, rate, total, maxInFlight, "lg-" + run + "-").run(connections);
         } finally {
             connections.forEach(KeepAliveConnection::close);
         }

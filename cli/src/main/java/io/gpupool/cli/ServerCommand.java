@@ -19,7 +19,7 @@ import java.util.concurrent.CountDownLatch;
 public final class ServerCommand implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(names = "--port", defaultValue = "8080", paramLabel = "N", description = "HTTP port (default: ${DEFAULT-VALUE}; 0 = any free port).")
+    @Option(names = "--port", defaultValue = "8080", paramLabel = "N", description = "HTTP (or HTTPS) port (default: ${DEFAULT-VALUE}; 0 = any free port).")
     int port;
 
     @Option(names = "--host", defaultValue = "0.0.0.0", paramLabel = "ADDR", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
@@ -42,6 +42,14 @@ public final class ServerCommand implements Callable<Integer> {
 
     @Option(names = "--rate-limit", defaultValue = "50", paramLabel = "PER_SEC", description = "Requests per second per token; 0 = unlimited (default: ${DEFAULT-VALUE}).")
     double rateLimit;
+
+    @Option(names = "--tls-cert", paramLabel = "FILE",
+            description = "Serve HTTPS on --port with this PEM certificate (the server's own first, then its chain); needs --tls-key (docs/install.md, \"TLS\").")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "FILE",
+            description = "The certificate's private key, PEM (PKCS#8 'PRIVATE KEY', or 'RSA PRIVATE KEY'/'EC PRIVATE KEY'), unencrypted; needs --tls-cert.")
+    Path tlsKey;
 
     @Option(names = "--predictor", defaultValue = "history", paramLabel = "NAME",
             description = "Run-time predictor for jobs without an estimate (qssf, backfill): history, gbt, global-median or none; learns as jobs finish and is kept in the store (default: ${DEFAULT-VALUE}).")
@@ -74,7 +82,8 @@ public final class ServerCommand implements Callable<Integer> {
         String token = adminToken != null ? adminToken : System.getenv("GPUPOOL_ADMIN_TOKEN");
         if (token != null && token.isBlank()) token = null;
         ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, policy, rateLimit, demo, 1,
-                new AgentSettings(Math.round(reportIntervalSec * 1000), Math.round(nodeLostTimeoutSec * 1000), Math.round(fenceMarginSec * 1000)), allowRootJobs);
+                new AgentSettings(Math.round(reportIntervalSec * 1000), Math.round(nodeLostTimeoutSec * 1000), Math.round(fenceMarginSec * 1000)),
+                ServerOptions.Tls.of(tlsCert, tlsKey), allowRootJobs);
         GpupoolServer server = GpupoolServer.start(o, predictor, System.out);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

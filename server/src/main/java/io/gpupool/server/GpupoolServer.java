@@ -22,7 +22,11 @@ import io.gpupool.store.Store;
 import io.gpupool.store.TokenRow;
 import io.gpupool.store.Write;
 
+import io.gpupool.server.tls.TlsFiles;
+
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,9 +43,11 @@ public final class GpupoolServer implements AutoCloseable {
     private final ApiServer api;
     private final DemoDriver demo;
     private final String dashboardToken;
+    private final String host;
     private RuntimeLearning predictor;
 
-    private GpupoolServer(Store store, PoolService pool, EventHub hub, ApiServer api, DemoDriver demo, String dashboardToken) {
+    private GpupoolServer(Store store, PoolService pool, EventHub hub, ApiServer api, DemoDriver demo, String dashboardToken, String host) {
+        this.host = host;
         this.store = store;
         this.pool = pool;
         this.hub = hub;
@@ -74,6 +80,8 @@ public final class GpupoolServer implements AutoCloseable {
             if (o.demo()) demoNodes = cs.nodes();
             else for (NodeSpec n : cs.nodes()) staticNodes.put(n, "static");
         }
+        // the TLS files first: a bad one stops the start before anything is opened
+        TlsFiles.Identity tls = o.tls() == null ? null : TlsFiles.load(o.tls().certFile(), o.tls().keyFile());
         Database db = o.dbUrl() != null ? Database.open(o.dbUrl()) : Database.embedded(o.dataDir());
         Store store = new Store(db);
         try {
@@ -96,13 +104,17 @@ public final class GpupoolServer implements AutoCloseable {
             }
             metrics.attach(pool::snapshot, store.writer());
             ApiServer api = new ApiServer(o.host(), o.port(), pool, store, tokens, new RateLimiter(o.rateLimit()), metrics, hub, catalog,
-                    clock, o.agents(), o.allowRootJobs()).start();
+                    clock, o.agents(), tls, o.allowRootJobs()).start();
             String host = o.host().equals("0.0.0.0") ? "localhost" : o.host();
+            String base = api.scheme() + "://" + host + ":" + api.port();
             DemoDriver demo = null;
             if (o.demo()) {
-                String self = "http://" + (o.host().equals("0.0.0.0") || o.host().equals("::") ? "127.0.0.1" : o.host()) + ":" + api.port();
+                boolean anyAddress = o.host().equals("0.0.0.0") || o.host().equals("::");
+                // over TLS the demo's agents trust the server's own certificate, by a name it holds (localhost, as docs/install.md makes it)
+                String self = api.scheme() + "://" + (anyAddress ? (tls == null ? "127.0.0.1" : "localhost") : o.host()) + ":" + api.port();
                 try {
-                    demo = DemoDriver.start(pool, store.writer(), tokens, clock, self, demoNodes, o.dataDir().resolve("demo-agents"), o.demoSeed());
+                    demo = DemoDriver.start(pool, store.writer(), tokens, clock, self, tls == null ? null : o.tls().certFile(), demoNodes,
+                            o.dataDir().resolve("demo-agents"), o.demoSeed());
                 } catch (RuntimeException e) {
                     api.close();
                     learning.close();
@@ -111,20 +123,34 @@ public final class GpupoolServer implements AutoCloseable {
                     throw e;
                 }
             }
-            GpupoolServer s = new GpupoolServer(store, pool, hub, api, demo, shown);
+            GpupoolServer s = new GpupoolServer(store, pool, hub, api, demo, shown, o.host());
             s.predictor = learning;
-            out.println("gpupool server listening on http://" + host + ":" + api.port() + " (store: " + db.describe() + ", "
+            out.println("gpupool server listening on " + base + " (store: " + db.describe() + ", "
                     + recovered.activeJobs().size() + " active jobs restored)");
+            if (tls == null && !loopbackOnly(o.host())) {
+                out.println("warning: plain HTTP on " + o.host() + ", reachable from other machines: API tokens, join tokens and job commands "
+                        + "cross the network in the clear; serve HTTPS with --tls-cert FILE --tls-key FILE (docs/install.md, \"TLS\"), "
+                        + "or listen on this machine only with --host 127.0.0.1");
+            }
             if (demo != null) out.println("demo: " + demoNodes.size() + " node agents in this process (" + spec + ", fake GPUs) run synthetic jobs "
                     + "from tenants " + String.join(", ", DemoDriver.TENANTS) + " as real processes (work directories under "
                     + o.dataDir().resolve("demo-agents") + ")");
-            if (shown != null) out.println("dashboard: http://" + host + ":" + api.port() + "/#token=" + shown);
-            else out.println("dashboard: http://" + host + ":" + api.port() + "/ (paste an API token)");
+            if (shown != null) out.println("dashboard: " + base + "/#token=" + shown);
+            else out.println("dashboard: " + base + "/ (paste an API token)");
             out.flush();
             return s;
         } catch (RuntimeException e) {
             store.close();
             throw e;
+        }
+    }
+
+    /** Whether {@code host} is reachable from this machine only (a loopback address); a name that does not resolve is not. */
+    static boolean loopbackOnly(String host) {
+        try {
+            return InetAddress.getByName(host).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
         }
     }
 
@@ -156,6 +182,8 @@ public final class GpupoolServer implements AutoCloseable {
     }
 
     public int port() { return api.port(); }
+    /** The base URL clients on this machine use, e.g. {@code https://localhost:8443}. */
+    public String url() { return api.scheme() + "://" + (host.equals("0.0.0.0") || host.equals("::") ? "localhost" : host) + ":" + api.port(); }
     public PoolService pool() { return pool; }
     public Store store() { return store; }
     /** The learned run-time predictor of qssf and backfill. */

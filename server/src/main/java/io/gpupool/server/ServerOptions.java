@@ -18,59 +18,80 @@ import java.nio.file.Path;
  * @param demo         run the demo: fake nodes, synthetic workload, fake agents completing jobs
  * @param demoSeed     seed of the demo's workload
  * @param agents       node agents' report interval and node-lost timeout
+ * @param tls          serve HTTPS with this certificate and key; null = plain HTTP
  * @param allowRootJobs whether jobs may name root as their Unix account (tokens' unixUser, jobs' runAs); agents
  *                     check uid 0 again under any name
  */
 public record ServerOptions(String host, int port, Path dataDir, String dbUrl, String adminToken, String cluster,
-                            String policy, double rateLimit, boolean demo, long demoSeed, AgentSettings agents,
+                            String policy, double rateLimit, boolean demo, long demoSeed, AgentSettings agents, Tls tls,
                             boolean allowRootJobs) {
     public static final String DEMO_CLUSTER = "2x8:A100-80GB,1x8:L40S";
 
+    /**
+     * The server's TLS identity as PEM files (read at start by {@code TlsFiles}).
+     *
+     * @param certFile the server's certificate, optionally followed by its chain (--tls-cert)
+     * @param keyFile  its private key (--tls-key)
+     */
+    public record Tls(Path certFile, Path keyFile) {
+        /** Both files or neither (null): one alone is a mistake, named by the option that is missing. */
+        public static Tls of(Path certFile, Path keyFile) {
+            if (certFile == null && keyFile == null) return null;
+            if (keyFile == null) throw new io.gpupool.model.SpecException("--tls-key", null, "is required with --tls-cert (the certificate's private key, PEM)");
+            if (certFile == null) throw new io.gpupool.model.SpecException("--tls-cert", null, "is required with --tls-key (the server's certificate, PEM)");
+            return new Tls(certFile, keyFile);
+        }
+    }
+
     public static ServerOptions defaults() {
-        return new ServerOptions("0.0.0.0", 8080, Path.of("gpupool-data"), null, null, null, "fair-share", 50, false, 1, AgentSettings.defaults(), false);
+        return new ServerOptions("0.0.0.0", 8080, Path.of("gpupool-data"), null, null, null, "fair-share", 50, false, 1, AgentSettings.defaults(), null, false);
     }
 
     public ServerOptions withPort(int p) {
-        return new ServerOptions(host, p, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
+        return new ServerOptions(host, p, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
     }
 
     public ServerOptions withHost(String h) {
-        return new ServerOptions(h, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
+        return new ServerOptions(h, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
     }
 
     public ServerOptions withDataDir(Path d) {
-        return new ServerOptions(host, port, d, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
+        return new ServerOptions(host, port, d, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
     }
 
     public ServerOptions withDb(String url) {
-        return new ServerOptions(host, port, dataDir, url, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, url, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
     }
 
     public ServerOptions withAdminToken(String t) {
-        return new ServerOptions(host, port, dataDir, dbUrl, t, cluster, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, t, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
     }
 
     public ServerOptions withCluster(String c) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, c, policy, rateLimit, demo, demoSeed, agents, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, c, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
     }
 
     public ServerOptions withPolicy(String p) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, p, rateLimit, demo, demoSeed, agents, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, p, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
     }
 
     public ServerOptions withRateLimit(double r) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, r, demo, demoSeed, agents, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, r, demo, demoSeed, agents, tls, allowRootJobs);
     }
 
     public ServerOptions withAgents(AgentSettings a) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, a, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, a, tls, allowRootJobs);
+    }
+
+    public ServerOptions withTls(Tls t) {
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, t, allowRootJobs);
     }
 
     public ServerOptions withDemo(boolean d) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, d, demoSeed, agents, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, d, demoSeed, agents, tls, allowRootJobs);
     }
 
     public ServerOptions withAllowRootJobs(boolean allow) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, allow);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allow);
     }
 }

@@ -3,6 +3,8 @@ package io.gpupool.agent.link;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gpupool.agent.AgentJson;
+import io.gpupool.agent.tls.ConnectFailure;
+import io.gpupool.agent.tls.ServerTrust;
 
 import java.io.IOException;
 import java.net.URI;
@@ -25,7 +27,8 @@ import java.util.concurrent.TimeUnit;
  * <p>A call that fails on the way (no connection, a time-out, 429, 502-504) is tried again a few times with
  * growing pauses before it counts as unreachable; the agent loop then keeps its reports and retries at its
  * own pace. Every call is idempotent on the server (statuses by seq, logs by offset), so a retried call whose
- * first answer was lost does no harm.
+ * first answer was lost does no harm. An https:// server must show a certificate that {@link ServerTrust} accepts
+ * for the URL's host; a TLS failure is not retried (it is a setting to fix, not an outage).
  */
 public final class HttpServerLink implements ServerLink {
 
@@ -41,9 +44,12 @@ public final class HttpServerLink implements ServerLink {
         }
     }
 
+    private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(2);
+
     private final URI server;
     private final String joinToken;
     private final Settings settings;
+    private final ServerTrust trust;
     private final HttpClient http;
     private volatile String nodeToken;
     /** The report in flight and whether it may wait; guarded by this. */
@@ -56,6 +62,11 @@ public final class HttpServerLink implements ServerLink {
      * @param joinToken a token of role {@code agent} (an admin creates it: {@code POST /api/v1/agent-tokens})
      */
     public HttpServerLink(URI server, String joinToken, Settings settings) {
+        this(server, joinToken, settings, ServerTrust.system());
+    }
+
+    /** As above, trusting the server's TLS certificate as {@code trust} says (for https:// URLs). */
+    public HttpServerLink(URI server, String joinToken, Settings settings, ServerTrust trust) {
         String base = server.toString();
         this.server = URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) : base);
         if (!"http".equals(this.server.getScheme()) && !"https".equals(this.server.getScheme())) {
@@ -64,11 +75,36 @@ public final class HttpServerLink implements ServerLink {
         if (joinToken == null || joinToken.isBlank()) throw new io.gpupool.model.SpecException("--token", "token", "is required");
         this.joinToken = joinToken;
         this.settings = settings;
-        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(settings.connectTimeout()).build();
+        this.trust = trust;
+        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(settings.connectTimeout())
+                .sslContext(trust.sslContext()).build();
     }
 
     public URI server() {
         return server;
+    }
+
+    /**
+     * Asks {@code /healthz} once to find a wrong setting before the agent's loop starts: an untrusted certificate,
+     * https:// to a plain server or http:// to a TLS one. A server that is down or slow is no reason to fail: the
+     * loop keeps trying to reach it.
+     *
+     * @throws LinkException of kind REJECTED with a one-line message naming the URL and what to fix
+     */
+    public void checkTransport() throws LinkException {
+        // short: a wrong setting shows at once; a slow or held-up server only delays the agent's start this long
+        HttpRequest req = HttpRequest.newBuilder(URI.create(server + "/healthz")).timeout(CHECK_TIMEOUT).GET().build();
+        try {
+            HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
+            // the only 400 a health check can get: a TLS server's answer to plain HTTP
+            if (r.statusCode() == 400) throw new LinkException(LinkException.Kind.REJECTED, "cannot connect to " + server + ": " + describe(r));
+        } catch (IOException e) {
+            String tls = ConnectFailure.describe(server, trust, e);
+            if (tls != null) throw new LinkException(LinkException.Kind.REJECTED, tls, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LinkException(LinkException.Kind.UNREACHABLE, "interrupted");
+        }
     }
 
     @Override
@@ -121,6 +157,8 @@ public final class HttpServerLink implements ServerLink {
                 last = new LinkException(LinkException.Kind.UNREACHABLE, describe(r));
                 backoff = Math.max(backoff, retryAfterMs(r));
             } catch (IOException e) {
+                String tls = ConnectFailure.describe(server, trust, e);
+                if (tls != null) throw new LinkException(LinkException.Kind.REJECTED, tls, e);
                 last = new LinkException(LinkException.Kind.UNREACHABLE, server + ": " + e, e);
             }
         }

@@ -10,6 +10,8 @@ import io.gpupool.server.core.ServiceClock;
 import io.gpupool.server.core.ServiceException;
 import io.gpupool.server.core.ServiceException.Kind;
 import io.gpupool.server.metrics.ServiceMetrics;
+import io.gpupool.server.tls.HttpsConnector;
+import io.gpupool.server.tls.TlsFiles;
 import io.gpupool.store.Store;
 import io.gpupool.store.StoreException;
 import io.javalin.Javalin;
@@ -27,7 +29,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /**
- * The HTTP side: Javalin on Jetty 12 with virtual threads. Every /api/v1 call is authenticated (Bearer
+ * The HTTP side: Javalin on Jetty 12 with virtual threads, HTTPS instead of HTTP when given a TLS identity. Every /api/v1 call is authenticated (Bearer
  * token) and rate limited per token; every failure is a JSON error {@code {status, error, field, rule,
  * message}} with a 4xx status for anything the caller got wrong. Public: the dashboard (/), /healthz,
  * /readyz, /metrics and /openapi.json.
@@ -47,17 +49,21 @@ public final class ApiServer implements AutoCloseable {
     private RouteTable table;
     private final Tokens tokens;
     private final RateLimiter limiter;
+    private final boolean secure;
 
     public ApiServer(String host, int port, PoolService pool, Store store, Tokens tokens, RateLimiter limiter, ServiceMetrics metrics,
-                     EventHub hub, GpuCatalog catalog, ServiceClock clock, AgentSettings agentSettings, boolean allowRootJobs) {
+                     EventHub hub, GpuCatalog catalog, ServiceClock clock, AgentSettings agentSettings, TlsFiles.Identity tls,
+                     boolean allowRootJobs) {
         this.tokens = tokens;
         this.limiter = limiter;
+        this.secure = tls != null;
         String openApi = resource("/openapi.json");
         this.app = Javalin.create(cfg -> {
             cfg.jetty.host = host;
             cfg.jetty.port = port;
             cfg.jetty.addConnector((server, http) -> {
-                ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+                ServerConnector connector = tls == null ? new ServerConnector(server, new HttpConnectionFactory(http))
+                        : HttpsConnector.create(server, http, tls);
                 connector.setHost(host);
                 connector.setPort(port);
                 connector.setAcceptQueueSize(ACCEPT_BACKLOG);
@@ -125,6 +131,11 @@ public final class ApiServer implements AutoCloseable {
 
     public int port() {
         return app.port();
+    }
+
+    /** "https" or "http". */
+    public String scheme() {
+        return secure ? "https" : "http";
     }
 
     public RouteTable routes() {

@@ -64,8 +64,9 @@ public final class DemoDriver implements AutoCloseable {
      * so a restarted demo re-adopts the jobs its agents left running) and the workload.
      *
      * @param server the server's own URL, which the agents register with
+     * @param ca     for an https:// URL, the PEM certificates the agents trust (the server's own); else null
      */
-    public static DemoDriver start(PoolService pool, GroupCommitWriter writer, Tokens tokens, ServiceClock clock, String server,
+    public static DemoDriver start(PoolService pool, GroupCommitWriter writer, Tokens tokens, ServiceClock clock, String server, Path ca,
                                    List<NodeSpec> nodes, Path workRoot, long seed) {
         Set<String> have = new HashSet<>();
         for (TenantRow t : pool.tenants().join()) have.add(t.name());
@@ -79,7 +80,7 @@ public final class DemoDriver implements AutoCloseable {
         try {
             for (NodeSpec n : nodes) {
                 agents.add(AgentLauncher.start(AgentLauncher.Options.fake(server, join.token(), n.name(), workRoot.resolve(n.name()), fakeGpus(n))
-                        .withKillGrace(Duration.ofSeconds(2))));
+                        .withKillGrace(Duration.ofSeconds(2)).withCa(ca)));
             }
         } catch (Exception e) {
             agents.forEach(NodeAgent::close);
