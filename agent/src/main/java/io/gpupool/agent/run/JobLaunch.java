@@ -1,5 +1,7 @@
 package io.gpupool.agent.run;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.gpupool.model.HostResources;
 import io.gpupool.model.SpecException;
 
 import java.util.HashSet;
@@ -16,9 +18,11 @@ import java.util.Set;
  * @param env     extra environment variables; the GPU variables the agent sets win over these
  * @param workDir working directory; null = the job's own directory under the agent's work directory
  * @param gpus    the granted GPUs, in the order CUDA should number them (device 0 first)
+ * @param host    the host CPU and RAM the job asked for per replica (its cgroup's cpu and memory limits); null (or
+ *                nothing asked): no CPU or memory limit for this job, only the node's device and pids limits
  */
 public record JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir,
-                        List<GrantedGpu> gpus) {
+                        List<GrantedGpu> gpus, @JsonInclude(JsonInclude.Include.NON_NULL) HostResources host) {
 
     public JobLaunch {
         JobKey key = new JobKey(jobId, attempt); // validates id and attempt
@@ -29,6 +33,7 @@ public record JobLaunch(String jobId, int attempt, List<String> command, Map<Str
         command = List.copyOf(command);
         env = env == null ? Map.of() : Map.copyOf(env);
         gpus = gpus == null ? List.of() : List.copyOf(gpus);
+        if (host != null && !host.requested()) host = null;
         Set<String> seen = new HashSet<>();
         for (GrantedGpu g : gpus) {
             if (!seen.add(g.uuid())) throw new SpecException(where, "gpus", "GPU " + g.uuid() + " is granted twice");
@@ -38,6 +43,11 @@ public record JobLaunch(String jobId, int attempt, List<String> command, Map<Str
                 throw new SpecException(where, "env", "'" + name + "' is not a valid variable name");
             }
         }
+    }
+
+    /** A launch without host resources (no CPU or memory limit). */
+    public JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir, List<GrantedGpu> gpus) {
+        this(jobId, attempt, command, env, workDir, gpus, null);
     }
 
     public JobKey key() {

@@ -19,6 +19,7 @@ import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.GpuCatalog;
+import io.gpupool.model.HostResources;
 import io.gpupool.model.JobSpec;
 import io.gpupool.model.NodeSpec;
 import io.gpupool.model.SpecException;
@@ -868,7 +869,9 @@ public final class PoolService implements AutoCloseable {
             }
             if (mine.isEmpty()) continue;
             ActiveJob a = active.get(j.id());
-            jobs.add(new JobLaunch(j.id(), a.row.attempt(), a.request.command(), a.request.env(), a.request.workDir(), mine));
+            // the replica's host CPU and RAM become its cgroup's limits on the node (none asked: no limit)
+            jobs.add(new JobLaunch(j.id(), a.row.attempt(), a.request.command(), a.request.env(), a.request.workDir(), mine,
+                    new HostResources(a.request.cpuMilli(), a.request.hostMemMib())));
         }
         jobs.sort(Comparator.comparing(JobLaunch::jobId));
         return new DesiredState(n.version, jobs);
