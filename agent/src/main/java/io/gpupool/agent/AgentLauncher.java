@@ -1,5 +1,6 @@
 package io.gpupool.agent;
 
+import io.gpupool.agent.confine.Confinement;
 import io.gpupool.agent.gpu.GpuBackendException;
 import io.gpupool.agent.gpu.GpuBackends;
 import io.gpupool.agent.gpu.NodeInventory;
@@ -31,11 +32,18 @@ public final class AgentLauncher {
      * @param fence          stop the jobs when the node's lease runs out (no report applied by the server for its
      *                       node-lost timeout), by this agent or, if it is dead or paused, by its fence keeper
      * @param version        reported at registration
+     * @param confine        the jobs' cgroups (null: none, as in-process agents of the demo and the tests run)
      */
     public record Options(String server, String joinToken, String nodeName, Path workDir, GpuBackends.Options gpus,
                           Duration reportInterval, Duration killGrace, RunnerConfig.MemoryPolicy memoryPolicy, boolean fence,
-                          String version) {
+                          String version, Confinement.Settings confine) {
+        public Options(String server, String joinToken, String nodeName, Path workDir, GpuBackends.Options gpus,
+                       Duration reportInterval, Duration killGrace, RunnerConfig.MemoryPolicy memoryPolicy, boolean fence, String version) {
+            this(server, joinToken, nodeName, workDir, gpus, reportInterval, killGrace, memoryPolicy, fence, version, null);
+        }
+
         public Options {
+            if (confine == null) confine = Confinement.Settings.off();
             if (nodeName == null || nodeName.isBlank()) nodeName = NodeInventory.localHostname();
             if (!nodeName.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,252}")) {
                 throw new SpecException("--node-name", "node-name", "must be 1-253 letters, digits, '.', '_' or '-', starting with a letter or digit, got '" + nodeName + "'");
@@ -53,7 +61,7 @@ public final class AgentLauncher {
         }
 
         public Options withKillGrace(Duration d) {
-            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, d, memoryPolicy, fence, version);
+            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, d, memoryPolicy, fence, version, confine);
         }
     }
 
@@ -83,7 +91,8 @@ public final class AgentLauncher {
                 .withReportInterval(o.reportInterval())
                 .withRunner(RunnerConfig.defaults(o.workDir()).withKillGrace(o.killGrace()).withMemoryPolicy(o.memoryPolicy()))
                 .withFence(o.fence())
-                .withAgentVersion(o.version());
+                .withAgentVersion(o.version())
+                .withConfine(o.confine());
         NodeAgent agent;
         try {
             agent = new NodeAgent(config, opened.backend(), opened.discovery(), link);
