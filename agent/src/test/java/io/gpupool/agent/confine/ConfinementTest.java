@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** What a node says it enforces, from layouts on made-up trees (setting up writes, so as root only). */
 class ConfinementTest {
@@ -18,7 +18,7 @@ class ConfinementTest {
 
     @Test
     void pureV2EnablesTheControllersOnTheWayDownAndSaysWhatItLacks() throws Exception {
-        assumeThat(ConfinedCgroups.isRoot()).as("setting up the node's groups runs as root only").isTrue();
+        assumeTrue(ConfinedCgroups.isRoot(), "setting up the node's groups runs as root only");
         Path mount = root.resolve("cgroup");
         Path base = mount.resolve("system.slice");
         Files.createDirectories(base.resolve("gpupool-agent.service"));
@@ -55,7 +55,7 @@ class ConfinementTest {
 
     @Test
     void anAttemptGetsADirectoryUnderEachParent() throws Exception {
-        assumeThat(ConfinedCgroups.isRoot()).isTrue();
+        assumeTrue(ConfinedCgroups.isRoot(), "setting up the node's groups runs as root only");
         Path fs = root.resolve("fs");
         String mountinfo = "31 25 0:31 / " + fs.resolve("memory") + " rw shared:9 - cgroup cgroup rw,memory\n"
                 + "32 25 0:32 / " + fs.resolve("pids") + " rw shared:9 - cgroup cgroup rw,pids\n";

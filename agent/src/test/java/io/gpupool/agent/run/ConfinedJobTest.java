@@ -25,7 +25,7 @@ import static io.gpupool.agent.run.Jobs.await;
 import static io.gpupool.agent.run.Jobs.eventually;
 import static io.gpupool.agent.run.Jobs.started;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Jobs in real cgroups on this machine (hybrid: v1 controllers and a cgroup2 mount without controllers), as root. Each
@@ -51,9 +51,10 @@ class ConfinedJobTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        assumeThat(ConfinedCgroups.isRoot()).as("cgroups are made by root only; run the agent tests as root to check confinement").isTrue();
+        // (JUnit's assumptions: AssertJ's generate a proxy class per type, seconds on a busy machine)
+        assumeTrue(ConfinedCgroups.isRoot(), "cgroups are made by root only; run the agent tests as root to check confinement");
         cgroups = new ConfinedCgroups();
-        assumeThat(cgroups.layout.mode()).as("no cgroup file system is mounted here").isNotEqualTo("none");
+        assumeTrue(!cgroups.layout.mode().equals("none"), "no cgroup file system is mounted here");
         devices = DeviceNodes.createFake(devDir, 2);
     }
 
@@ -102,7 +103,7 @@ class ConfinedJobTest {
 
     @Test
     void theV2BpfFilterAloneAllowsOnlyTheGrantedGpu() throws Exception {
-        assumeThat(cgroups.layout.v2Mount()).as("no cgroup2 mount").isNotNull();
+        assumeTrue(cgroups.layout.v2Mount() != null, "no cgroup2 mount");
         Confinement c = runnerWith(cgroups.layout.withoutV1());
         assertThat(c.description().enforced()).contains("devices(bpf)").doesNotContain("devices(v1)");
         assertOnlyGpu0PassesTheFilter(openBothGpus());
@@ -110,7 +111,7 @@ class ConfinedJobTest {
 
     @Test
     void theV1DevicesControllerAloneAllowsOnlyTheGrantedGpu() throws Exception {
-        assumeThat(cgroups.layout.v1Mounts()).as("no v1 devices controller").containsKey("devices");
+        assumeTrue(cgroups.layout.v1Mounts().containsKey("devices"), "no v1 devices controller");
         Confinement c = runnerWith(cgroups.layout.withoutV2());
         assertThat(c.description().enforced()).contains("devices(v1)").doesNotContain("devices(bpf)");
         assertOnlyGpu0PassesTheFilter(openBothGpus());
@@ -126,7 +127,7 @@ class ConfinedJobTest {
     @Test
     void aJobOverItsHostMemoryIsKilledAndReportedSo() throws Exception {
         Confinement c = runnerWith(cgroups.layout);
-        assumeThat(c.description().enforced()).as("no memory controller").anyMatch(e -> e.startsWith("memory("));
+        assumeTrue(c.description().enforced().stream().anyMatch(e -> e.startsWith("memory(")), "no memory controller");
         // tail keeps the last "line" of 200 MiB of zeros, which has no newline: it really allocates all of it
         JobLaunch l = new JobLaunch("oom", 0, List.of("sh", "-c", "head -c 200M /dev/zero | tail"), Map.of(), null, List.of(),
                 new HostResources(0, 64));
