@@ -37,6 +37,8 @@ final class TestNode {
     long leaseEpoch;
     /** The kill grace the node says its agent has. */
     long killGraceMs = 300;
+    /** What the node says it enforces on jobs (null: an older agent's registration, without it). */
+    io.gpupool.agent.confine.NodeConfinement confinement;
     /** What the node says runs on it. */
     List<RunningJobInfo> running = List.of();
     DesiredState lastDesired = new DesiredState(-1, List.of());
@@ -51,7 +53,7 @@ final class TestNode {
     }
 
     Registration register() throws LinkException {
-        registration = link.register(new RegisterRequest(name, "test", inventory, running, nextSeq, killGraceMs));
+        registration = link.register(new RegisterRequest(name, "test", inventory, running, nextSeq, killGraceMs, confinement));
         leaseEpoch = Math.max(leaseEpoch, registration.leaseEpoch());
         return registration;
     }

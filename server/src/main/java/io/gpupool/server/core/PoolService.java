@@ -17,6 +17,7 @@ import io.gpupool.engine.TenantConfig;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
+import io.gpupool.agent.confine.NodeConfinement;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.HostResources;
@@ -287,6 +288,12 @@ public final class PoolService implements AutoCloseable {
      * @param firstPendingSeq the agent's oldest unacknowledged status seq (-1: not given)
      */
     public CompletableFuture<Views.Registered> registerAgent(NodeSpec spec, TokenRow credential, long firstPendingSeq, long killGraceMs) {
+        return registerAgent(spec, credential, firstPendingSeq, killGraceMs, null);
+    }
+
+    /** The same, with what the node enforces on its jobs (shown by the node API; null from an older agent). */
+    public CompletableFuture<Views.Registered> registerAgent(NodeSpec spec, TokenRow credential, long firstPendingSeq, long killGraceMs,
+                                                             NodeConfinement confinement) {
         return call(() -> {
             long now = clock.now();
             String name = spec.name();
@@ -316,6 +323,7 @@ public final class PoolService implements AutoCloseable {
                 a = agents.get(name);
             }
             if (firstPendingSeq >= 0) a.ackedSeq = firstPendingSeq - 1;
+            a.confinement = confinement;
             String revoked = a.credentialId;
             if (revoked != null) writes.add(new Write.DeleteToken(revoked));
             writes.add(new Write.PutToken(credential));
@@ -1018,8 +1026,12 @@ public final class PoolService implements AutoCloseable {
 
     private PoolSnapshot buildSnapshot(long now) {
         Map<String, String> conditions = new HashMap<>();
-        for (AgentNodes.Node a : agents.all()) conditions.put(a.name, a.condition.wire());
-        return new SnapshotBuilder(engine, active, tenants, nodes, conditions, telemetry, settings).build(now, QUEUE_IN_SNAPSHOT);
+        Map<String, NodeConfinement> isolation = new HashMap<>();
+        for (AgentNodes.Node a : agents.all()) {
+            conditions.put(a.name, a.condition.wire());
+            if (a.confinement != null) isolation.put(a.name, a.confinement);
+        }
+        return new SnapshotBuilder(engine, active, tenants, nodes, conditions, isolation, telemetry, settings).build(now, QUEUE_IN_SNAPSHOT);
     }
 
     /** Stops the loop after the commands already queued, and commits what they decided. */

@@ -23,11 +23,17 @@ final class SnapshotBuilder {
     private final Map<String, NodeRow> nodes;
     private final GpuTelemetry telemetry;
     private final Map<String, String> conditions;
+    private final Map<String, io.gpupool.agent.confine.NodeConfinement> isolation;
     private final SchedulerSettings settings;
 
-    /** @param conditions agent nodes' state (waiting, ready, lost); other nodes are static */
+    /**
+     * @param conditions agent nodes' state (waiting, ready, lost); other nodes are static
+     * @param isolation  what agent nodes enforce on their jobs, as registered
+     */
     SnapshotBuilder(Scheduler engine, Map<String, ActiveJob> active, Map<String, TenantRow> tenants, Map<String, NodeRow> nodes,
-                    Map<String, String> conditions, GpuTelemetry telemetry, SchedulerSettings settings) {
+                    Map<String, String> conditions, Map<String, io.gpupool.agent.confine.NodeConfinement> isolation, GpuTelemetry telemetry,
+                    SchedulerSettings settings) {
+        this.isolation = isolation;
         this.engine = engine;
         this.active = active;
         this.tenants = tenants;
@@ -68,7 +74,7 @@ final class SnapshotBuilder {
             }
             NodeRow row = nodes.get(n.name());
             nodeViews.add(new PoolSnapshot.NodeView(n.name(), n.model().id(), n.model().productName(), row != null && row.cordoned(),
-                    row != null ? row.source() : "", conditions.getOrDefault(n.name(), "static"), gv));
+                    row != null ? row.source() : "", conditions.getOrDefault(n.name(), "static"), gv, isolation.get(n.name())));
         }
         List<PoolSnapshot.QueuedJob> queue = new ArrayList<>();
         for (JobState j : engine.pendingJobs()) {
