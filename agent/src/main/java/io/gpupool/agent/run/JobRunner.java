@@ -227,6 +227,15 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         return oomKills;
     }
 
+    /** The groups an earlier agent process made for this attempt; null without (or with an unreadable) record. */
+    private static AttemptCgroup recordedCgroup(JobDirectory dir, JobLaunch launch) {
+        try {
+            return AttemptCgroup.read(dir.path(), launch.host() == null ? 0 : launch.host().memoryMib()).orElse(null);
+        } catch (IOException | RuntimeException e) {
+            return null; // the job is still watched by its process group; only the cgroup clean-up is lost
+        }
+    }
+
     /** The end of an attempt the kernel's OOM killer hit: what it was, not the bare exit code. */
     private static JobEnd outOfMemory(AttemptCgroup cg, long kills, Integer code, long startedAt, long endedAt, String suffix) {
         return new JobEnd(JobPhase.FAILED, code, startedAt, endedAt, "killed: out of host memory, limit " + cg.memoryLimitMib() + " MiB ("
@@ -253,7 +262,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             if (running.containsKey(launch.key())) continue;
             Optional<JobDirectory.ProcessRecord> rec = dir.process();
             Optional<ProcessHandle> alive = rec.flatMap(r -> sameProcess(r, dir));
-            AttemptCgroup cgroup = AttemptCgroup.read(dir.path(), launch.host() == null ? 0 : launch.host().memoryMib()).orElse(null);
+            AttemptCgroup cgroup = recordedCgroup(dir, launch);
             if (alive.isPresent()) {
                 RunningJob job = new RunningJob(launch, dir, alive.get(), null, rec.get().startedAtMs(),
                         ProcFs.sessionId(alive.get().pid()).orElse(-1) == alive.get().pid(), cgroup);
