@@ -139,7 +139,18 @@ class ConfinedJobTest {
 
     @Test
     void aCancelledJobLeavesNoDaemonBehind() throws Exception {
-        runnerWith(cgroups.layout);
+        assertCancelLeavesNoDaemon(cgroups.layout, "kill(cgroup.kill)");
+    }
+
+    @Test
+    void theV1FreezerKillsTheDaemonWhereThereIsNoCgroupKill() throws Exception {
+        assumeTrue(cgroups.layout.v1Mounts().containsKey("freezer"), "no v1 freezer");
+        assertCancelLeavesNoDaemon(cgroups.layout.withoutV2(), "kill(freezer)");
+    }
+
+    private void assertCancelLeavesNoDaemon(CgroupLayout layout, String kill) throws Exception {
+        Confinement c = runnerWith(layout);
+        assumeTrue(c.description().enforced().contains(kill), "this node kills with another mechanism: " + c.description());
         Path pidFile = work.resolve("daemon.pid");
         // the subshell exits at once: its sleep is re-parented, in a session and process group of its own
         JobLaunch l = new JobLaunch("daemon", 0, List.of("sh", "-c", "(setsid sleep 1000 & echo $! > " + pidFile + "); exec sleep 1000"),
@@ -187,6 +198,38 @@ class ConfinedJobTest {
         }
         runner.stop(job.key(), JobPhase.STOPPED, "test over");
         await(job);
+        assertThat(cgroups.leftoverGroups()).isEmpty();
+    }
+
+    @Test
+    void theFenceKeeperKillsTheCgroupOfAJobItFencesWithTheAgentGone() throws Exception {
+        Confinement c = runnerWith(cgroups.layout);
+        assumeTrue(c.description().enforced().contains("kill(cgroup.kill)"), "the keeper kills cgroups through cgroup.kill only");
+        Path pidFile = work.resolve("daemon.pid");
+        JobLaunch l = new JobLaunch("fenced", 0, List.of("sh", "-c", "(setsid sleep 1000 & echo $! > " + pidFile + "); exec sleep 1000"),
+                Map.of(), null, List.of());
+        started(runner.start(l));
+        assertThat(eventually(Duration.ofSeconds(5), () -> readPid(pidFile) > 0 && sessionOf(readPid(pidFile)) == readPid(pidFile))).isTrue();
+        long daemon = readPid(pidFile);
+        runner.close(); // the agent is gone: nothing but the keeper acts now
+
+        FenceKeeper keeper = new FenceKeeper(work, Duration.ofMillis(200));
+        try {
+            keeper.renew(System.nanoTime() + 200_000_000L); // a lease that runs out in 0.2 s and is never renewed
+            assertThat(eventually(Duration.ofSeconds(10), () -> {
+                try {
+                    return !alive(daemon);
+                } catch (IOException e) {
+                    return false;
+                }
+            })).as("the keeper's SIGKILL step reached the daemon through cgroup.kill").isTrue();
+        } finally {
+            keeper.process().ifPresent(ProcessHandle::destroyForcibly);
+        }
+        // the next agent process finds the fenced end and removes the groups
+        runner = new JobRunner(RunnerConfig.defaults(work).withKillGrace(Duration.ofMillis(300)), gpus, events, c);
+        assertThat(runner.recover()).isEmpty();
+        assertThat(events.endOf(l.key()).phase()).isEqualTo(JobPhase.STOPPED);
         assertThat(cgroups.leftoverGroups()).isEmpty();
     }
 
