@@ -126,9 +126,13 @@ class AgentProtocolTest {
         n.confinement = new io.gpupool.agent.confine.NodeConfinement("hybrid", List.of("cpu(v1)", "memory(v1)", "devices(bpf)", "kill(cgroup.kill)"),
                 List.of("pids: no cgroup hierarchy provides the pids controller"), null);
         n.register();
-        JsonNode node = null;
-        for (JsonNode x : s.get("/api/v1/nodes", team).body().path("nodes")) if (x.path("name").asText().equals("proto-confined")) node = x;
-        assertThat(node).isNotNull();
+        // the node API reads the pool snapshot, which the engine loop rebuilds every few hundred ms
+        JsonNode[] found = new JsonNode[1];
+        eventually("the node in the node API", () -> {
+            for (JsonNode x : s.get("/api/v1/nodes", team).body().path("nodes")) if (x.path("name").asText().equals("proto-confined")) found[0] = x;
+            return found[0] != null;
+        });
+        JsonNode node = found[0];
         assertThat(node.path("isolation").path("mode").asText()).isEqualTo("hybrid");
         assertThat(node.path("isolation").path("enforced").toString()).contains("devices(bpf)");
         assertThat(node.path("isolation").path("missing").get(0).asText()).startsWith("pids:");
