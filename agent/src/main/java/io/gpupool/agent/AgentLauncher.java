@@ -1,5 +1,6 @@
 package io.gpupool.agent;
 
+import io.gpupool.agent.confine.Confinement;
 import io.gpupool.agent.gpu.GpuBackendException;
 import io.gpupool.agent.gpu.GpuBackends;
 import io.gpupool.agent.gpu.NodeInventory;
@@ -37,11 +38,13 @@ public final class AgentLauncher {
      * @param ca             PEM file of the CA that signed an https:// server's certificate; null = the system trust store
      * @param unboundAccount the Unix account of jobs that name none, when the agent is root (null: the agent's own)
      * @param allowRootJobs  whether a job may run with uid 0
+     * @param confine        the jobs' cgroups (null: none, as in-process agents of the demo and the tests run)
      */
     public record Options(String server, String joinToken, String nodeName, Path workDir, GpuBackends.Options gpus,
                           Duration reportInterval, Duration killGrace, RunnerConfig.MemoryPolicy memoryPolicy, boolean fence,
-                          String version, Path ca, String unboundAccount, boolean allowRootJobs) {
+                          String version, Path ca, String unboundAccount, boolean allowRootJobs, Confinement.Settings confine) {
         public Options {
+            if (confine == null) confine = Confinement.Settings.off();
             if (nodeName == null || nodeName.isBlank()) nodeName = NodeInventory.localHostname();
             if (!nodeName.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,252}")) {
                 throw new SpecException("--node-name", "node-name", "must be 1-253 letters, digits, '.', '_' or '-', starting with a letter or digit, got '" + nodeName + "'");
@@ -55,22 +58,22 @@ public final class AgentLauncher {
         /** Fake GPUs ({@code 8xA100-80GB,...}) and defaults for everything else: the demo's and the tests' agents. */
         public static Options fake(String server, String joinToken, String nodeName, Path workDir, String fakeGpus) {
             return new Options(server, joinToken, nodeName, workDir, new GpuBackends.Options(null, null, null, fakeGpus, null),
-                    Duration.ofSeconds(5), RunnerConfig.DEFAULT_KILL_GRACE, RunnerConfig.MemoryPolicy.KILL, true, "dev", null, null, false);
+                    Duration.ofSeconds(5), RunnerConfig.DEFAULT_KILL_GRACE, RunnerConfig.MemoryPolicy.KILL, true, "dev", null, null, false, null);
         }
 
         public Options withKillGrace(Duration d) {
             return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, d, memoryPolicy, fence, version, ca,
-                    unboundAccount, allowRootJobs);
+                    unboundAccount, allowRootJobs, confine);
         }
 
         public Options withCa(Path file) {
             return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, killGrace, memoryPolicy, fence, version, file,
-                    unboundAccount, allowRootJobs);
+                    unboundAccount, allowRootJobs, confine);
         }
 
         public Options withUnboundAccount(String account) {
             return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, killGrace, memoryPolicy, fence, version, ca,
-                    account, allowRootJobs);
+                    account, allowRootJobs, confine);
         }
     }
 
@@ -106,7 +109,8 @@ public final class AgentLauncher {
                 .withRunner(RunnerConfig.defaults(o.workDir()).withKillGrace(o.killGrace()).withMemoryPolicy(o.memoryPolicy())
                         .withAccounts(o.unboundAccount(), o.allowRootJobs()))
                 .withFence(o.fence())
-                .withAgentVersion(o.version());
+                .withAgentVersion(o.version())
+                .withConfine(o.confine());
         NodeAgent agent;
         try {
             agent = new NodeAgent(config, opened.backend(), opened.discovery(), link);

@@ -1,6 +1,7 @@
 package io.gpupool.cli;
 
 import io.gpupool.agent.AgentLauncher;
+import io.gpupool.agent.confine.Confinement;
 import io.gpupool.agent.gpu.GpuBackendException;
 import io.gpupool.agent.gpu.GpuBackends;
 import io.gpupool.agent.node.NodeAgent;
@@ -79,6 +80,19 @@ public final class AgentCommand implements Callable<Integer> {
         return env == null || env.isBlank() ? null : Path.of(env);
     }
 
+    @Option(names = "--no-confine", description = "Run jobs without cgroups (default: one cgroup per attempt with its host CPU and "
+            + "memory, a pids limit and only its GPUs' device nodes; needs root, else jobs run unconfined and the node says why).")
+    boolean noConfine;
+
+    @Option(names = "--job-pids-max", defaultValue = "32768", paramLabel = "N",
+            description = "Processes and threads per job at most, 0 for no limit (default: ${DEFAULT-VALUE}).")
+    long jobPidsMax;
+
+    @Option(names = "--fake-device-dir", paramLabel = "DIR",
+            description = "With --fake-gpus: make real device nodes for the fake GPUs here (nvidiaN, major 195, and nvidiactl) "
+                    + "and confine jobs' device access to their own (tests of the device filter without a GPU).")
+    Path fakeDeviceDir;
+
     @Override
     public Integer call() throws Exception {
         String t = token != null ? token : System.getenv("GPUPOOL_AGENT_TOKEN");
@@ -89,10 +103,14 @@ public final class AgentCommand implements Callable<Integer> {
             default -> throw new SpecException("--memory-policy", "memory-policy", "must be warn or kill, got '" + memoryPolicy + "'");
         };
         if (!(killGraceSec >= 0 && killGraceSec <= 3600)) throw new SpecException("--kill-grace", "kill-grace", "must be in 0..3600 seconds");
+        if (jobPidsMax < 0) throw new SpecException("--job-pids-max", "job-pids-max", "must be >= 0 (0: no limit)");
+        if (fakeDeviceDir != null && fakeGpus == null) throw new SpecException("--fake-device-dir", "fake-device-dir", "only works with --fake-gpus");
+        Confinement.Settings confine = new Confinement.Settings(!noConfine, jobPidsMax,
+                fakeDeviceDir == null ? null : fakeDeviceDir.toAbsolutePath());
         AgentLauncher.Options o = new AgentLauncher.Options(server, t, nodeName, workDir,
                 new GpuBackends.Options(backend, nvmlLibrary, null, fakeGpus, null), Duration.ofSeconds(5),
                 Duration.ofMillis(Math.round(killGraceSec * 1000)), policy, !noFence, GpupoolCommand.version(), caFile(), unboundUser,
-                allowRootJobs);
+                allowRootJobs, confine);
         PrintWriter out = spec.commandLine().getOut();
         NodeAgent agent;
         try {
@@ -105,6 +123,7 @@ public final class AgentCommand implements Callable<Integer> {
         String whyNot = agent.runner().accounts().whyNot();
         out.println(whyNot == null ? "gpupool agent: jobs run as their owners' Unix accounts (jobs that name none: " + unboundUser + ")"
                 : "gpupool agent: WARNING: " + whyNot + "; its node isolation is 'shared account'");
+        out.printf("confinement: %s%n", agent.confinement());
         out.flush();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -11,7 +11,8 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /** Nodes with their GPUs' allocation and telemetry. */
-@Command(name = "nodes", description = "List the nodes of a gpupool server with each GPU's allocated share and jobs; a node that takes no new work says why (cordoned, lost, waiting).")
+@Command(name = "nodes", description = "List the nodes of a gpupool server with each GPU's allocated share and jobs; a node that takes no new work says why (cordoned, lost, waiting). "
+        + "The isolation column says what the node's agent enforces on its jobs (cgroup mode and controls; what it lacks in parentheses).")
 public final class NodesCommand implements Callable<Integer> {
     @Spec CommandSpec spec;
     @Mixin ClientOptions client;
@@ -19,8 +20,9 @@ public final class NodesCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         JsonNode nodes = client.client().get("/api/v1/nodes").path("nodes");
-        TextTable table = new TextTable("node", "model", "gpu", "allocated", "util", "jobs");
+        TextTable table = new TextTable("node", "model", "gpu", "allocated", "util", "isolation", "jobs");
         for (JsonNode n : nodes) {
+            boolean first = true;
             for (JsonNode g : n.path("gpus")) {
                 List<String> jobs = new ArrayList<>();
                 for (JsonNode t : g.path("tasks")) jobs.add((t.path("jobId").isNull() ? "(" + t.path("tenant").asText() + ")" : t.path("jobId").asText())
@@ -28,12 +30,39 @@ public final class NodesCommand implements Callable<Integer> {
                 JsonNode tel = g.path("telemetry");
                 table.row(n.path("name").asText() + condition(n), n.path("model").asText(),
                         g.path("index").asText(), g.path("usedMilli").asInt() / 10 + "%",
-                        tel.isNull() || tel.isMissingNode() ? "-" : Math.round(tel.path("utilPercent").asDouble()) + "%", String.join(" ", jobs));
+                        tel.isNull() || tel.isMissingNode() ? "-" : Math.round(tel.path("utilPercent").asDouble()) + "%",
+                        first ? isolation(n.path("isolation")) : "", String.join(" ", jobs));
+                first = false;
             }
         }
         spec.commandLine().getOut().print(table.render());
         spec.commandLine().getOut().flush();
         return 0;
+    }
+
+    /**
+     * The node's confinement in a few words: "hybrid cpu,memory,swap,devices,kill", what it lacks in parentheses
+     * ("v2 cpu,memory,pids,devices (no swap)"), "none" where jobs run unconfined, "-" where the server does not know.
+     */
+    static String isolation(JsonNode c) {
+        if (c.isNull() || c.isMissingNode()) return "-";
+        String mode = c.path("mode").asText();
+        if (mode.equals("none")) return "none";
+        java.util.LinkedHashSet<String> enforced = new java.util.LinkedHashSet<>();
+        for (JsonNode e : c.path("enforced")) enforced.add(control(e.asText()));
+        java.util.LinkedHashSet<String> missing = new java.util.LinkedHashSet<>();
+        for (JsonNode m : c.path("missing")) {
+            String name = control(m.asText());
+            if (!enforced.contains(name)) missing.add(name); // devices(bpf) missing while devices(v1) holds: still devices
+        }
+        return mode + " " + String.join(",", enforced) + (missing.isEmpty() ? "" : " (no " + String.join(",", missing) + ")");
+    }
+
+    /** "memory(v1)" and "memory: why" are both "memory". */
+    private static String control(String s) {
+        int end = s.length();
+        for (char ch : new char[] {'(', ':'}) if (s.indexOf(ch) >= 0) end = Math.min(end, s.indexOf(ch));
+        return s.substring(0, end).trim();
     }
 
     /**

@@ -121,6 +121,36 @@ class AgentProtocolTest {
     }
 
     @Test
+    void a_node_shows_what_its_agent_enforces_and_a_jobs_host_resources_reach_its_desired_state() throws Exception {
+        TestNode n = new TestNode(s.base, join, "proto-confined", "1xH200");
+        n.confinement = new io.gpupool.agent.confine.NodeConfinement("hybrid", List.of("cpu(v1)", "memory(v1)", "devices(bpf)", "kill(cgroup.kill)"),
+                List.of("pids: no cgroup hierarchy provides the pids controller"), null);
+        n.register();
+        // the node API reads the pool snapshot, which the engine loop rebuilds every few hundred ms
+        JsonNode[] found = new JsonNode[1];
+        eventually("the node in the node API", () -> {
+            for (JsonNode x : s.get("/api/v1/nodes", team).body().path("nodes")) if (x.path("name").asText().equals("proto-confined")) found[0] = x;
+            return found[0] != null;
+        });
+        JsonNode node = found[0];
+        assertThat(node.path("isolation").path("mode").asText()).isEqualTo("hybrid");
+        assertThat(node.path("isolation").path("enforced").toString()).contains("devices(bpf)");
+        assertThat(node.path("isolation").path("missing").get(0).asText()).startsWith("pids:");
+
+        String id = submit("H200", "cpuMilli", 1500, "hostMemMib", 512);
+        JobLaunch l = n.launch(id);
+        assertThat(l.host()).isEqualTo(new io.gpupool.model.HostResources(1500, 512));
+        String plain = submit("H200");
+        n.report(n.status(id, 1, JobPhase.SUCCEEDED, 0));
+        assertThat(n.launch(plain).host()).as("no host resources asked: no limit").isNull();
+
+        // what a node says about itself is bounded and in the agent's terms
+        TestNode odd = new TestNode(s.base, join, "proto-odd", "1xH200");
+        odd.confinement = new io.gpupool.agent.confine.NodeConfinement("cgroup3", List.of(), List.of(), null);
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(odd::register)).hasMessageContaining("confinement.mode");
+    }
+
+    @Test
     void an_agent_with_a_fresh_work_directory_has_its_reports_taken_from_its_first_seq() throws Exception {
         TestNode n = new TestNode(s.base, join, "proto-seq", "1xL4");
         n.register();

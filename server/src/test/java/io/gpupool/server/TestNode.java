@@ -40,6 +40,8 @@ final class TestNode {
     long killGraceMs = 300;
     /** What the node says of Unix accounts: by default, as a root agent (jobs run as their own accounts, none missing). */
     AccountIsolation accounts = new AccountIsolation(true, null, List.of());
+    /** What the node says it enforces on jobs (null: an older agent's registration, without it). */
+    io.gpupool.agent.confine.NodeConfinement confinement;
     /** What the node says runs on it. */
     List<RunningJobInfo> running = List.of();
     DesiredState lastDesired = new DesiredState(-1, List.of());
@@ -54,7 +56,7 @@ final class TestNode {
     }
 
     Registration register() throws LinkException {
-        registration = link.register(new RegisterRequest(name, "test", inventory, running, nextSeq, killGraceMs, accounts));
+        registration = link.register(new RegisterRequest(name, "test", inventory, running, nextSeq, killGraceMs, confinement, accounts));
         leaseEpoch = Math.max(leaseEpoch, registration.leaseEpoch());
         return registration;
     }

@@ -15,11 +15,32 @@ import java.util.Optional;
  * @param modelId        the catalog id of the model the product string names, null for a card the catalog lacks
  * @param memoryTotalMib memory as the driver reports it (a few hundred MiB below the data sheet)
  * @param nvlinkPeers    indices of the GPUs this one reaches over NVLink (directly or through NVSwitch)
+ * @param minor          the minor number of its device node /dev/nvidiaN (NVML's nvmlDeviceGetMinorNumber, the
+ *                       driver's "Device Minor"); null where the backend does not know it. It usually equals the index
+ *                       but need not (the driver numbers by PCI probe order, NVML by PCI bus id)
  */
 public record GpuInfo(int index, String uuid, String productName, String modelId, long memoryTotalMib,
-                      List<Integer> nvlinkPeers) {
+                      List<Integer> nvlinkPeers, Integer minor) {
     public GpuInfo {
         nvlinkPeers = List.copyOf(nvlinkPeers);
+    }
+
+    public GpuInfo(int index, String uuid, String productName, String modelId, long memoryTotalMib, List<Integer> nvlinkPeers) {
+        this(index, uuid, productName, modelId, memoryTotalMib, nvlinkPeers, null);
+    }
+
+    /** The same GPU with its device node's minor number. */
+    public GpuInfo withMinor(Integer m) {
+        return new GpuInfo(index, uuid, productName, modelId, memoryTotalMib, nvlinkPeers, m);
+    }
+
+    /**
+     * The minor number to filter devices by: the known one, else the index. The fallback is a guess (right on most
+     * machines, where the driver and NVML number GPUs alike) that only the nvidia-smi backend without
+     * /proc/driver/nvidia needs.
+     */
+    public int deviceMinor() {
+        return minor != null ? minor : index;
     }
 
     /** A GPU whose model is whatever the catalog makes of its product string. */

@@ -3,6 +3,7 @@ package io.gpupool.agent.gpu;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * GPUs through the {@code nvidia-smi} command: the fallback where NVML cannot be loaded into the JVM
@@ -37,7 +38,12 @@ public final class NvidiaSmiBackend implements GpuBackend {
             peers = rows.stream().map(r -> List.<Integer>of()).toList(); // topology is a nicety, not a requirement
         }
         List<GpuInfo> gpus = new ArrayList<>();
-        for (int i = 0; i < rows.size(); i++) gpus.add(NvidiaSmiOutput.toInfo(rows.get(i), peers.get(i)));
+        // nvidia-smi's --query-gpu has no device minor number; the driver's /proc files do (by UUID)
+        Map<String, Integer> minors = NvidiaProcFs.minorsByUuid(NvidiaProcFs.GPUS_DIR);
+        for (int i = 0; i < rows.size(); i++) {
+            GpuInfo g = NvidiaSmiOutput.toInfo(rows.get(i), peers.get(i));
+            gpus.add(g.withMinor(minors.get(g.uuid())));
+        }
         String driver = rows.isEmpty() ? null : rows.getFirst().driverVersion();
         String cuda;
         try {

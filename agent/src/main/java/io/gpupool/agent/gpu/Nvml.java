@@ -85,7 +85,7 @@ final class Nvml implements AutoCloseable {
     private final Arena arena;
     private final MethodHandle init, shutdown, errorString, deviceCount, handleByIndex, uuid, name, memoryInfo;
     private final MethodHandle driverVersion, cudaVersion, utilization, temperature, power, processes;
-    private final MethodHandle nvlinkState, nvlinkRemotePci, pciInfo;
+    private final MethodHandle nvlinkState, nvlinkRemotePci, pciInfo, minorNumber;
     private final String processesFunction;
     private final String cudaVersionFunction;
 
@@ -122,6 +122,7 @@ final class Nvml implements AutoCloseable {
         nvlinkState = f.optional("nvmlDeviceGetNvLinkState", handleLinkPointer);
         nvlinkRemotePci = f.optional("nvmlDeviceGetNvLinkRemotePciInfo_v2", handleLinkPointer);
         pciInfo = f.optional("nvmlDeviceGetPciInfo_v3", handleAndPointer);
+        minorNumber = f.optional("nvmlDeviceGetMinorNumber", handleAndPointer);
     }
 
     /**
@@ -280,6 +281,16 @@ final class Nvml implements AutoCloseable {
             out.add(new ProcessInfo(Integer.toUnsignedLong(info.get(JAVA_INT, pidAt)), used == VALUE_NOT_AVAILABLE ? null : used));
         }
         return out;
+    }
+
+    /** The minor number of the GPU's device node /dev/nvidiaN; null where this library has no such function. */
+    synchronized Integer minorNumber(MemorySegment device) throws GpuBackendException {
+        if (minorNumber == null) return null;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(JAVA_INT);
+            check("nvmlDeviceGetMinorNumber", call(() -> (int) minorNumber.invokeExact(device, out)));
+            return out.get(JAVA_INT, 0);
+        }
     }
 
     /** Whether this library can answer NVLink questions at all. */

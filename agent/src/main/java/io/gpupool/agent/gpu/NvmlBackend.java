@@ -45,7 +45,8 @@ public final class NvmlBackend implements GpuBackend {
         for (int i = 0; i < handles.size(); i++) {
             MemorySegment h = handles.get(i);
             String product = nvml.name(h);
-            gpus.add(GpuInfo.of(i, uuids.get(i), product, nvml.memory(h).totalBytes() / MIB, peers.get(i)));
+            gpus.add(GpuInfo.of(i, uuids.get(i), product, nvml.memory(h).totalBytes() / MIB, peers.get(i))
+                    .withMinor(optional(() -> nvml.minorNumber(h))));
         }
         return new GpuDiscovery(NAME, nvml.driverVersion(), cudaVersion(nvml.cudaDriverVersion()), gpus);
     }

@@ -1,5 +1,6 @@
 package io.gpupool.agent.link;
 
+import io.gpupool.agent.confine.NodeConfinement;
 import io.gpupool.agent.gpu.NodeInventory;
 
 import java.util.List;
@@ -18,16 +19,23 @@ import java.util.List;
  * @param killGraceMs       the agent's SIGTERM-to-SIGKILL grace: a job it fences is gone this long (plus the
  *                          server's margin) after its lease runs out, so the server waits that long before it
  *                          re-places the job (0: not given; the server assumes the default, 10 s)
+ * @param confinement       what the node enforces on its jobs (cgroup mode, enforced and missing controls); null from
+ *                          an older agent
  * @param accounts          whether jobs run as their owners' accounts here (absent: an older agent, which does not)
  */
 public record RegisterRequest(String nodeName, String agentVersion, NodeInventory inventory, List<RunningJobInfo> running,
-                              long firstPendingSeq, long killGraceMs, AccountIsolation accounts) {
+                              long firstPendingSeq, long killGraceMs, NodeConfinement confinement, AccountIsolation accounts) {
     public RegisterRequest {
         running = List.copyOf(running);
         if (accounts == null) accounts = AccountIsolation.UNKNOWN;
     }
 
     public RegisterRequest(String nodeName, String agentVersion, NodeInventory inventory, List<RunningJobInfo> running) {
-        this(nodeName, agentVersion, inventory, running, -1, 0, null);
+        this(nodeName, agentVersion, inventory, running, -1, 0, null, null);
+    }
+
+    public RegisterRequest(String nodeName, String agentVersion, NodeInventory inventory, List<RunningJobInfo> running,
+                           long firstPendingSeq, long killGraceMs) {
+        this(nodeName, agentVersion, inventory, running, firstPendingSeq, killGraceMs, null, null);
     }
 }

@@ -1,5 +1,7 @@
 package io.gpupool.agent.node;
 
+import io.gpupool.agent.confine.Confinement;
+import io.gpupool.agent.confine.NodeConfinement;
 import io.gpupool.agent.gpu.FakeGpuBackend;
 import io.gpupool.agent.gpu.GpuBackend;
 import io.gpupool.agent.gpu.GpuBackendException;
@@ -66,28 +68,44 @@ public final class NodeAgent implements AutoCloseable {
      * @param retention            how long the directories (logs) of ended attempts are kept
      * @param minReportGap         shortest time between two reports, so a burst of job starts and ends goes
      *                             out in a few reports rather than one each
+     * @param confine              the jobs' cgroups (off by default here: in-process agents of the demo and the tests;
+     *                             {@code gpupool agent} turns it on)
      */
     public record Config(String nodeName, Duration reportInterval, int maxStatusesPerReport, int maxLogBytesPerReport,
-                         RunnerConfig runner, String agentVersion, boolean fence, Duration retention, Duration minReportGap) {
+                         RunnerConfig runner, String agentVersion, boolean fence, Duration retention, Duration minReportGap,
+                         Confinement.Settings confine) {
+        public Config {
+            if (confine == null) confine = Confinement.Settings.off();
+        }
+
+        public Config(String nodeName, Duration reportInterval, int maxStatusesPerReport, int maxLogBytesPerReport,
+                      RunnerConfig runner, String agentVersion, boolean fence, Duration retention, Duration minReportGap) {
+            this(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, fence, retention, minReportGap, null);
+        }
+
         public static Config defaults(String nodeName, Path workDir) {
             return new Config(nodeName, Duration.ofSeconds(5), 500, 256 * 1024, RunnerConfig.defaults(workDir), "dev", true,
                     Duration.ofDays(7), Duration.ofMillis(50));
         }
 
+        public Config withConfine(Confinement.Settings c) {
+            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, fence, retention, minReportGap, c);
+        }
+
         public Config withReportInterval(Duration d) {
-            return new Config(nodeName, d, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, fence, retention, minReportGap);
+            return new Config(nodeName, d, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, fence, retention, minReportGap, confine);
         }
 
         public Config withRunner(RunnerConfig r) {
-            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, r, agentVersion, fence, retention, minReportGap);
+            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, r, agentVersion, fence, retention, minReportGap, confine);
         }
 
         public Config withFence(boolean f) {
-            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, f, retention, minReportGap);
+            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, runner, agentVersion, f, retention, minReportGap, confine);
         }
 
         public Config withAgentVersion(String v) {
-            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, runner, v, fence, retention, minReportGap);
+            return new Config(nodeName, reportInterval, maxStatusesPerReport, maxLogBytesPerReport, runner, v, fence, retention, minReportGap, confine);
         }
     }
 
@@ -107,6 +125,7 @@ public final class NodeAgent implements AutoCloseable {
     private final LogShipper logs;
     private final Reconciler reconciler;
     private final JobRunner runner;
+    private final Confinement confinement;
     private final Lease lease = new Lease(System::nanoTime);
     /** Null when fencing is off or the machine cannot run a keeper. */
     private final FenceKeeper keeper;
@@ -144,7 +163,8 @@ public final class NodeAgent implements AutoCloseable {
         this.statuses = new StatusBuffer(workDir);
         this.logs = new LogShipper(new JobStore(workDir), state);
         this.reconciler = new Reconciler(statuses, logs, state, background, starts, lease::valid);
-        this.runner = new JobRunner(config.runner(), discovery.gpus(), reconciler);
+        this.confinement = Confinement.start(config.confine(), config.nodeName(), discovery.gpus().size());
+        this.runner = new JobRunner(config.runner(), discovery.gpus(), reconciler, confinement);
         reconciler.attach(runner);
         if (backend instanceof FakeGpuBackend fake) fake.follow(runner);
         this.keeper = config.fence() && FenceKeeper.supported() ? new FenceKeeper(workDir, config.runner().killGrace()) : null;
@@ -286,7 +306,7 @@ public final class NodeAgent implements AutoCloseable {
     private void register() throws LinkException, IOException {
         long sentNanos = System.nanoTime();
         Registration r = link.register(new RegisterRequest(config.nodeName(), config.agentVersion(), inventory, runningInfo(),
-                statuses.firstPendingSeq(), config.runner().killGrace().toMillis(), accounts()));
+                statuses.firstPendingSeq(), config.runner().killGrace().toMillis(), confinement.description(), accounts()));
         state.registered(r.nodeId(), r.serverEpoch());
         if (r.reportIntervalMs() > 0) interval = Duration.ofMillis(r.reportIntervalMs());
         if (r.nodeLostTimeoutMs() > 0) nodeLostTimeoutMs = r.nodeLostTimeoutMs();
@@ -357,6 +377,11 @@ public final class NodeAgent implements AutoCloseable {
 
     public NodeInventory inventory() {
         return inventory;
+    }
+
+    /** What the node enforces on its jobs (sent at registration). */
+    public NodeConfinement confinement() {
+        return confinement.description();
     }
 
     public JobRunner runner() {

@@ -1,5 +1,7 @@
 package io.gpupool.agent.run;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.gpupool.model.HostResources;
 import io.gpupool.model.SpecException;
 
 import java.util.HashSet;
@@ -16,16 +18,13 @@ import java.util.Set;
  * @param env     extra environment variables; the GPU variables the agent sets win over these
  * @param workDir working directory; null = the job's own directory under the agent's work directory
  * @param gpus    the granted GPUs, in the order CUDA should number them (device 0 first)
+ * @param host    the host CPU and RAM the job asked for per replica (its cgroup's cpu and memory limits); null (or
+ *                nothing asked): no CPU or memory limit for this job, only the node's device and pids limits
  * @param runAs   the Unix account the command runs as; null = the agent's account for jobs without one
  *                ({@link RunnerConfig#unboundAccount()} when the agent is root)
  */
 public record JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir,
-                        List<GrantedGpu> gpus, String runAs) {
-
-    /** A launch without an account of its own. */
-    public JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir, List<GrantedGpu> gpus) {
-        this(jobId, attempt, command, env, workDir, gpus, null);
-    }
+                        List<GrantedGpu> gpus, @JsonInclude(JsonInclude.Include.NON_NULL) HostResources host, String runAs) {
 
     public JobLaunch {
         JobKey key = new JobKey(jobId, attempt); // validates id and attempt
@@ -36,6 +35,7 @@ public record JobLaunch(String jobId, int attempt, List<String> command, Map<Str
         command = List.copyOf(command);
         env = env == null ? Map.of() : Map.copyOf(env);
         gpus = gpus == null ? List.of() : List.copyOf(gpus);
+        if (host != null && !host.requested()) host = null;
         Set<String> seen = new HashSet<>();
         for (GrantedGpu g : gpus) {
             if (!seen.add(g.uuid())) throw new SpecException(where, "gpus", "GPU " + g.uuid() + " is granted twice");
@@ -48,6 +48,11 @@ public record JobLaunch(String jobId, int attempt, List<String> command, Map<Str
                 throw new SpecException(where, "env", "'" + name + "' is not a valid variable name");
             }
         }
+    }
+
+    /** A launch without host resources (no CPU or memory limit) and without an account of its own. */
+    public JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir, List<GrantedGpu> gpus) {
+        this(jobId, attempt, command, env, workDir, gpus, null, null);
     }
 
     public JobKey key() {

@@ -1,5 +1,8 @@
 package io.gpupool.agent.run;
 
+import io.gpupool.agent.confine.AttemptCgroup;
+import io.gpupool.agent.confine.Confinement;
+import io.gpupool.agent.confine.DeviceNodes;
 import io.gpupool.agent.gpu.GpuInfo;
 import io.gpupool.agent.gpu.GpuLoad;
 import io.gpupool.model.SpecException;
@@ -35,6 +38,11 @@ import java.util.stream.Collectors;
  *
  * <p>Stopping: SIGTERM to the group, then SIGKILL after the grace period if the wrapper still lives. When
  * the wrapper has ended, whatever is left of the group is killed, so the GPUs are really free.
+ *
+ * <p>Confinement (where the node has cgroups, {@link Confinement}): each attempt gets its own cgroups, made before
+ * the process starts, with the job's CPU, memory, pids and device limits; the wrapper joins them before it runs the
+ * command, so nothing the job forks escapes them, not even a daemon in a session of its own. SIGKILL and the clean-up
+ * after the wrapper ended kill the whole cgroup; then it is removed.
  */
 public final class JobRunner implements GpuLoad, AutoCloseable {
 
@@ -61,13 +69,24 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     }
 
     /**
+     * The wrapper's first step where the attempt has cgroups: it writes its own pid into each group's cgroup.procs
+     * (from the job directory's record, "HIERARCHY CONTROLLERS DIR" per line) before the command starts, so every
+     * process of the job starts inside. It runs as the agent's user (root): the job's own identity, if any, applies to
+     * the command only. A group it cannot join stops the job before the command runs (exit 125, the group in
+     * {@code unconfined}).
+     */
+    static final String JOIN_CGROUPS = "if [ -f \"$d/" + AttemptCgroup.RECORD + "\" ]; then while read h c g; do "
+            + "echo $$ > \"$g/cgroup.procs\" || { echo \"$g\" > \"$d/unconfined\"; exit 125; }; done < \"$d/" + AttemptCgroup.RECORD + "\"; fi; ";
+    static final String UNCONFINED = "unconfined";
+
+    /**
      * The wrapper: $1 is the job directory, the rest the command. "trap : TERM INT HUP" makes the shell wait
      * for the command on a stop (a trapped signal runs only after the foreground command ends) while the
      * command itself gets the default handling, so the exit code still gets written. Only builtins besides
      * the command: a job costs no process of the agent's own beyond setsid and this shell. The exit code is a
      * line; a write cut short (the shell killed mid-write) leaves no newline and is not taken.
      */
-    static final String WRAPPER = "d=$1; shift; echo $$ > \"$d/pid\"; trap : TERM INT HUP; \"$@\"; rc=$?; "
+    static final String WRAPPER = "d=$1; shift; echo $$ > \"$d/pid\"; " + JOIN_CGROUPS + "trap : TERM INT HUP; \"$@\"; rc=$?; "
             + "echo $rc > \"$d/exit\"; exit $rc";
 
     /** The search path of the root-run steps before a job's account takes over. */
@@ -83,8 +102,15 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     private final Map<String, Boolean> memoryWarned = new ConcurrentHashMap<>();
     private final String setsid;
     private final AccountSwitch accounts;
+    private final Confinement confinement;
 
+    /** A runner without cgroups (jobs are plain process groups). */
     public JobRunner(RunnerConfig config, List<GpuInfo> gpus, Listener listener) throws IOException {
+        this(config, gpus, listener, Confinement.off("not configured", DeviceNodes.system()));
+    }
+
+    public JobRunner(RunnerConfig config, List<GpuInfo> gpus, Listener listener, Confinement confinement) throws IOException {
+        this.confinement = confinement;
         this.config = config;
         this.accounts = new AccountSwitch(config.unboundAccount(), config.allowRootJobs());
         this.store = new JobStore(config.workDir());
@@ -107,6 +133,10 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         return accounts;
     }
 
+    public Confinement confinement() {
+        return confinement;
+    }
+
     /** Starts one attempt unless it was started on this node before. */
     public StartResult start(JobLaunch launch) {
         JobKey key = launch.key();
@@ -121,10 +151,15 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         if (created.isEmpty()) return new StartResult.AlreadyStarted(key);
         JobDirectory dir = created.get();
         long now = System.currentTimeMillis();
+        AttemptCgroup cgroup = null;
         try {
             AccountSwitch.Plan plan = accounts.plan(launch);
             if (plan instanceof AccountSwitch.Plan.Refuse r) throw new SpecException("job " + key, "run_as", r.reason());
             Map<String, String> env = JobEnvironment.of(launch, gpusByUuid, System.getenv(), config.passThroughEnv());
+            List<Integer> minors = launch.gpus().stream().map(g -> gpusByUuid.get(g.uuid()).deviceMinor()).toList();
+            if (!minors.isEmpty()) {
+                env.put("GPUPOOL_DEVICE_NODES", String.join(",", minors.stream().map(m -> confinement.devices().gpuNode(m).toString()).toList()));
+            }
             Path workDir = launch.workDir() == null ? dir.path() : Path.of(launch.workDir());
             List<String> command = launch.command();
             if (plan instanceof AccountSwitch.Plan.Switch s) {
@@ -142,6 +177,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             if (setsid != null) cmd.add(setsid);
             cmd.addAll(List.of("/bin/sh", "-c", WRAPPER, "gpupool-job", dir.path().toString()));
             cmd.addAll(command);
+            cgroup = confine(launch, dir, minors);
             ProcessBuilder pb = new ProcessBuilder(cmd)
                     .directory(workDir.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
@@ -155,16 +191,77 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             } catch (IOException e) {
                 // The job runs regardless; after a restart the wrapper's own pid file identifies it.
             }
-            RunningJob job = new RunningJob(launch, dir, p.toHandle(), p, now, setsid != null);
+            RunningJob job = new RunningJob(launch, dir, p.toHandle(), p, now, setsid != null, cgroup);
             running.put(key, job);
             listener.started(job);
             p.onExit().whenCompleteAsync((h, t) -> ended(job), watchers);
             return new StartResult.Started(job);
         } catch (IOException | SpecException e) {
+            if (cgroup != null) release(cgroup); // nothing joined it
             String reason = "cannot start: " + e.getMessage();
             record(dir, new JobEnd(JobPhase.FAILED, null, now, System.currentTimeMillis(), reason), launch);
             return new StartResult.Failed(key, reason);
         }
+    }
+
+    /**
+     * The attempt's cgroups with its limits, recorded in its directory for the wrapper to join; null where the node
+     * confines nothing. Host CPU and memory come from the launch (none asked: no such limit).
+     */
+    private AttemptCgroup confine(JobLaunch launch, JobDirectory dir, List<Integer> gpuMinors) throws IOException {
+        long cpu = launch.host() == null ? 0 : launch.host().cpuMilli();
+        long mem = launch.host() == null ? 0 : launch.host().memoryMib();
+        Optional<AttemptCgroup> made;
+        try {
+            made = confinement.create(dir.path().getFileName().toString(), cpu, mem, gpuMinors);
+        } catch (IOException e) {
+            throw new IOException("cannot set up its cgroup: " + e.getMessage(), e);
+        }
+        if (made.isEmpty()) return null;
+        try {
+            made.get().writeRecord(dir.path());
+        } catch (IOException e) {
+            release(made.get());
+            throw e;
+        }
+        return made.get();
+    }
+
+    /**
+     * Empties and removes an attempt's cgroups: every process still in them is killed (a daemon that left the job's
+     * session too), then the groups are removed.
+     *
+     * @return how many of its processes the kernel killed for its memory limit (read before the removal)
+     */
+    private static long release(AttemptCgroup cg) {
+        try {
+            cg.killAll();
+        } catch (IOException e) {
+            // then the wait below fails and the removal with it; the end is still recorded
+        }
+        cg.awaitEmpty(GROUP_GONE_WAIT_NANOS);
+        long oomKills = cg.oomKills();
+        try {
+            cg.remove();
+        } catch (IOException e) {
+            // a process stuck in the kernel keeps the group; it is empty and harmless once that process goes
+        }
+        return oomKills;
+    }
+
+    /** The groups an earlier agent process made for this attempt; null without (or with an unreadable) record. */
+    private static AttemptCgroup recordedCgroup(JobDirectory dir, JobLaunch launch) {
+        try {
+            return AttemptCgroup.read(dir.path(), launch.host() == null ? 0 : launch.host().memoryMib()).orElse(null);
+        } catch (IOException | RuntimeException e) {
+            return null; // the job is still watched by its process group; only the cgroup clean-up is lost
+        }
+    }
+
+    /** The end of an attempt the kernel's OOM killer hit: what it was, not the bare exit code. */
+    private static JobEnd outOfMemory(AttemptCgroup cg, long kills, Integer code, long startedAt, long endedAt, String suffix) {
+        return new JobEnd(JobPhase.FAILED, code, startedAt, endedAt, "killed: out of host memory, limit " + cg.memoryLimitMib() + " MiB ("
+                + kills + " process" + (kills == 1 ? "" : "es") + " killed by the kernel's OOM killer" + (code == null ? "" : "; exit code " + code) + ")" + suffix);
     }
 
     /**
@@ -187,18 +284,22 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             if (running.containsKey(launch.key())) continue;
             Optional<JobDirectory.ProcessRecord> rec = dir.process();
             Optional<ProcessHandle> alive = rec.flatMap(r -> sameProcess(r, dir));
+            AttemptCgroup cgroup = recordedCgroup(dir, launch);
             if (alive.isPresent()) {
                 RunningJob job = new RunningJob(launch, dir, alive.get(), null, rec.get().startedAtMs(),
-                        ProcFs.sessionId(alive.get().pid()).orElse(-1) == alive.get().pid());
+                        ProcFs.sessionId(alive.get().pid()).orElse(-1) == alive.get().pid(), cgroup);
                 running.put(job.key(), job);
                 adopted.add(job);
                 alive.get().onExit().whenCompleteAsync((h, t) -> ended(job), watchers);
             } else {
                 long startedAt = rec.map(JobDirectory.ProcessRecord::startedAtMs).orElse(System.currentTimeMillis());
+                long oomKills = cgroup == null ? 0 : release(cgroup);
                 Optional<Integer> code = dir.exitCode();
                 long endedAt = code.isPresent() ? lastModified(dir.path().resolve(JobDirectory.EXIT)) : System.currentTimeMillis();
                 JobEnd end = fencedByKeeper(dir)
                         ? new JobEnd(JobPhase.STOPPED, code.orElse(null), startedAt, endedAt, FENCED_BY_KEEPER + " while the agent was down")
+                        : oomKills > 0 && code.orElse(-1) != 0
+                        ? outOfMemory(cgroup, oomKills, code.orElse(null), startedAt, endedAt, " (ended while the agent was down)")
                         : code.map(c -> endFromExitCode(c, startedAt, endedAt, " (ended while the agent was down)"))
                         .orElseGet(() -> new JobEnd(JobPhase.LOST, null, startedAt, endedAt, rec.isEmpty()
                                 ? "the agent stopped before the process started"
@@ -230,9 +331,20 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             if (job.handle().isAlive()) {
                 job.markKilled(grace);
                 signal(job, ProcessSignals.SIGKILL);
+                killCgroup(job);
             }
         }, grace.toMillis(), TimeUnit.MILLISECONDS);
         return true;
+    }
+
+    /** SIGKILL to everything in the job's cgroups, processes outside its process group included. */
+    private static void killCgroup(RunningJob job) {
+        if (job.cgroup() == null) return;
+        try {
+            job.cgroup().killAll();
+        } catch (IOException e) {
+            // the wrapper's end runs the clean-up again
+        }
     }
 
     public Collection<RunningJob> running() {
@@ -286,6 +398,12 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             ProcessSignals.signalGroup(job.pid(), ProcessSignals.SIGKILL);
             awaitGroupGone(job.pid());
         }
+        long oomKills = 0;
+        if (job.cgroup() != null) {
+            // what left the process group (setsid, a double fork) is still in the cgroup: killed here, then removed
+            leftovers |= !job.cgroup().empty();
+            oomKills = release(job.cgroup());
+        }
         // when it ended: the wrapper wrote the exit code then, unless processes of the job lived on until just now
         // (an agent that was paused or busy sees the end later than it happened)
         Path exit = job.directory().path().resolve(JobDirectory.EXIT);
@@ -307,6 +425,11 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             String how = job.killed() ? "killed with SIGKILL after a grace period of " + text(job.killedAfter())
                     : "exited after SIGTERM" + (code == null ? "" : " with code " + code);
             end = new JobEnd(job.stopPhase(), code, job.startedAtMs(), now, job.stopReason() + "; " + how);
+        } else if (Files.exists(job.directory().path().resolve(UNCONFINED))) {
+            end = new JobEnd(JobPhase.FAILED, code, job.startedAtMs(), now, "cannot start: its wrapper could not join the cgroup "
+                    + readQuietly(job.directory().path().resolve(UNCONFINED)) + " (the shell's reason is in its stderr)");
+        } else if (oomKills > 0 && (code == null || code != 0)) {
+            end = outOfMemory(job.cgroup(), oomKills, code, job.startedAtMs(), now, "");
         } else if (code == null) {
             end = new JobEnd(JobPhase.FAILED, null, job.startedAtMs(), now,
                     "its wrapper was killed outside the agent; exit code unknown");
@@ -385,6 +508,14 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         // No group of its own (no setsid here): signal the tree, children first.
         job.handle().descendants().forEach(d -> ProcessSignals.signalProcess(d.pid(), signal));
         ProcessSignals.signalProcess(job.pid(), signal);
+    }
+
+    private static String readQuietly(Path p) {
+        try {
+            return Files.readString(p).trim();
+        } catch (IOException e) {
+            return "(unknown)";
+        }
     }
 
     private static long lastModified(Path p) {

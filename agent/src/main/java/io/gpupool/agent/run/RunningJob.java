@@ -16,6 +16,8 @@ public final class RunningJob {
     private final Process process;
     private final long startedAtMs;
     private final boolean ownSession;
+    /** Its cgroups; null where the node confines nothing (or it started before the node did). */
+    private final io.gpupool.agent.confine.AttemptCgroup cgroup;
     private final CompletableFuture<JobEnd> end = new CompletableFuture<>();
 
     private JobPhase stopPhase;
@@ -23,7 +25,9 @@ public final class RunningJob {
     private boolean killed;
     private java.time.Duration grace;
 
-    RunningJob(JobLaunch launch, JobDirectory directory, ProcessHandle handle, Process process, long startedAtMs, boolean ownSession) {
+    RunningJob(JobLaunch launch, JobDirectory directory, ProcessHandle handle, Process process, long startedAtMs, boolean ownSession,
+               io.gpupool.agent.confine.AttemptCgroup cgroup) {
+        this.cgroup = cgroup;
         this.launch = launch;
         this.directory = directory;
         this.handle = handle;
@@ -76,6 +80,10 @@ public final class RunningJob {
 
     boolean ownSession() {
         return ownSession;
+    }
+
+    io.gpupool.agent.confine.AttemptCgroup cgroup() {
+        return cgroup;
     }
 
     /** Records the first stop request; false if the job is already being stopped. */

@@ -29,4 +29,10 @@ while :; do
   [ -n "$stopped" ] || exit 0
   sleep $((grace / 100)).$((grace % 100 / 10))$((grace % 10))
   for pid in $stopped; do kill -KILL "-$pid" 2>/dev/null; done
+  # a fenced job's processes outside its process group (a daemon in a session of its own) are still in its cgroup:
+  # cgroup.kill (v2, kernel 5.14+) ends them too; the agent removes the group when it sees the end
+  for d in "$w"/jobs/*; do
+    [ -e "$d/fenced" ] && [ -f "$d/cgroups" ] && [ ! -e "$d/outcome.json" ] || continue
+    while read h c g; do [ -e "$g/cgroup.kill" ] && echo 1 > "$g/cgroup.kill"; done < "$d/cgroups"
+  done
 done

@@ -42,6 +42,7 @@ class NvmlBackendTest {
                     .containsExactly(
                             org.assertj.core.groups.Tuple.tuple(0, GPU0, "NVIDIA A100-SXM4-80GB", "A100-80GB", 81920L),
                             org.assertj.core.groups.Tuple.tuple(1, GPU1, "NVIDIA A100-SXM4-80GB", "A100-80GB", 81920L));
+            assertThat(d.gpus()).as("device node minors from nvmlDeviceGetMinorNumber").extracting(GpuInfo::minor).containsExactly(1, 0);
             // Links 0 and 1 join the two GPUs; GPU 0's link 3 goes to a switch with no other GPU on it.
             assertThat(d.gpus().get(0).nvlinkPeers()).containsExactly(1);
             assertThat(d.gpus().get(1).nvlinkPeers()).containsExactly(0);

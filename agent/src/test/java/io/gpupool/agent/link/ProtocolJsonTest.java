@@ -24,11 +24,32 @@ class ProtocolJsonTest {
     @Test
     void desiredStateUsesSnakeCaseAndRoundTrips() throws Exception {
         DesiredState d = new DesiredState(42, List.of(new JobLaunch("train-7", 1, List.of("python", "train.py"),
-                Map.of("EPOCHS", "3"), "/data/runs", List.of(new GrantedGpu("GPU-a", 500, 20480)), "alice")));
+                Map.of("EPOCHS", "3"), "/data/runs", List.of(new GrantedGpu("GPU-a", 500, 20480)), null, "alice")));
         String json = AgentJson.MAPPER.writeValueAsString(d);
         assertThat(json).isEqualTo("{\"version\":42,\"jobs\":[{\"job_id\":\"train-7\",\"attempt\":1,\"command\":[\"python\",\"train.py\"],"
                 + "\"env\":{\"EPOCHS\":\"3\"},\"work_dir\":\"/data/runs\",\"gpus\":[{\"uuid\":\"GPU-a\",\"milli\":500,\"memory_mib\":20480}],\"run_as\":\"alice\"}]}");
         assertThat(AgentJson.MAPPER.readValue(json, DesiredState.class)).isEqualTo(d);
+
+        // host resources, where the job asked for them, become its cgroup's limits on the node
+        DesiredState withHost = new DesiredState(43, List.of(new JobLaunch("train-8", 0, List.of("true"), Map.of(), null, List.of(),
+                new io.gpupool.model.HostResources(1500, 4096), null)));
+        String hostJson = AgentJson.MAPPER.writeValueAsString(withHost);
+        assertThat(hostJson).contains("\"host\":{\"cpu_milli\":1500,\"memory_mib\":4096}");
+        assertThat(AgentJson.MAPPER.readValue(hostJson, DesiredState.class)).isEqualTo(withHost);
+    }
+
+    @Test
+    void registrationCarriesTheNodesConfinement() throws Exception {
+        NodeInventory inv = NodeInventory.of(new FakeGpuBackend("1xL40S", "n1").discover());
+        RegisterRequest reg = new RegisterRequest("n1", "0.1.0", inv, List.of(), 5, 10_000,
+                new io.gpupool.agent.confine.NodeConfinement("hybrid", List.of("cpu(v1)", "devices(bpf)"), List.of("pids: none"), null), null);
+        String json = AgentJson.MAPPER.writeValueAsString(reg);
+        assertThat(json).contains("\"confinement\":{\"mode\":\"hybrid\",\"enforced\":[\"cpu(v1)\",\"devices(bpf)\"]");
+        assertThat(AgentJson.MAPPER.readValue(json, RegisterRequest.class)).isEqualTo(reg);
+        // an older agent sends none
+        com.fasterxml.jackson.databind.node.ObjectNode older = (com.fasterxml.jackson.databind.node.ObjectNode) AgentJson.MAPPER.readTree(json);
+        older.remove("confinement");
+        assertThat(AgentJson.MAPPER.treeToValue(older, RegisterRequest.class).confinement()).isNull();
     }
 
     @Test

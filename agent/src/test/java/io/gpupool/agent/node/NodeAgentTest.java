@@ -352,6 +352,38 @@ class NodeAgentTest {
         assertThat(a.runner().running()).hasSize(1);
     }
 
+    @Test
+    void aConfinedNodeRegistersWhatItEnforcesAndItsFakeGpusGetDeviceNodesOfTheirOwn() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.gpupool.agent.confine.ConfinedCgroups.isRoot(), "cgroups are made by root only");
+        try (io.gpupool.agent.confine.ConfinedCgroups cgroups = new io.gpupool.agent.confine.ConfinedCgroups()) {
+            org.junit.jupiter.api.Assumptions.assumeTrue(!cgroups.layout.mode().equals("none"), "no cgroup file system is mounted here");
+            Path dev = work.resolve("dev");
+            FakeGpuBackend gpus = new FakeGpuBackend("2xT4", cgroups.node);
+            NodeAgent a = new NodeAgent(NodeAgent.Config.defaults(cgroups.node, work)
+                    .withRunner(RunnerConfig.defaults(work).withKillGrace(Duration.ofMillis(300)))
+                    .withConfine(new io.gpupool.agent.confine.Confinement.Settings(true, 256, dev)), gpus, gpus.discover(), server);
+            agents.add(a);
+            assertThat(dev.resolve("nvidia0")).exists();
+            assertThat(dev.resolve("nvidiactl")).exists();
+            server.want(1, List.of(sh("dev", "echo $GPUPOOL_DEVICE_NODES; cat " + dev.resolve("nvidia0") + "; cat " + dev.resolve("nvidia1") + "; true",
+                    GrantedGpu.whole(gpu(a, 1)))));
+            tickUntil(a, () -> server.statusesOf("dev").stream().anyMatch(st -> st.phase().terminal()));
+
+            assertThat(server.registrations.getFirst().confinement()).isEqualTo(a.confinement());
+            assertThat(a.confinement().mode()).isEqualTo(cgroups.layout.mode());
+            assertThat(a.confinement().enforced()).anyMatch(e -> e.startsWith("devices("));
+            var dir = a.runner().store().find(new io.gpupool.agent.run.JobKey("dev", 0)).orElseThrow();
+            assertThat(java.nio.file.Files.readString(dir.stdout())).isEqualTo(dev.resolve("nvidia1") + "\n");
+            // no NVIDIA driver here: the granted node passes the filter and finds no driver (ENXIO), the other is refused (EPERM)
+            assertThat(java.nio.file.Files.readString(dir.stderr())).contains(dev.resolve("nvidia0") + ": Operation not permitted")
+                    .contains(dev.resolve("nvidia1") + ": No such device or address");
+            a.runner().stopAll("test over", Duration.ofSeconds(5));
+            a.close();
+            agents.remove(a);
+            assertThat(cgroups.leftoverGroups()).isEmpty();
+        }
+    }
+
     private static boolean eventuallyTrue(BooleanSupplier c) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
         while (System.nanoTime() < deadline) {

@@ -66,7 +66,7 @@ class AccountSwitchTest {
     }
 
     private static JobLaunch launch(String account) {
-        return new JobLaunch("j", 0, List.of("true"), Map.of(), null, List.of(), account);
+        return new JobLaunch("j", 0, List.of("true"), Map.of(), null, List.of(), null, account);
     }
 
     private void useradd(String... args) throws Exception {

@@ -201,6 +201,15 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int length) 
     return copy_string(d->name, name, length);
 }
 
+/* The device node's minor number: the driver numbers nodes by probe order, NVML indices by PCI bus id, so the
+   stand-in gives them in reverse to show the agent uses the minor, not the index. */
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *minor) {
+    REQUIRE_GPU(d);
+    if (minor == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    *minor = d == &gpus[0] ? 1 : 0;
+    return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m) {
     REQUIRE_GPU(d);
     if (m == NULL) return NVML_ERROR_INVALID_ARGUMENT;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
 import io.gpupool.agent.AgentJson;
+import io.gpupool.agent.confine.NodeConfinement;
 import io.gpupool.agent.gpu.GpuInfo;
 import io.gpupool.agent.gpu.GpuSample;
 import io.gpupool.agent.gpu.NodeInventory;
@@ -90,6 +91,7 @@ final class AgentMessages {
         if (r.firstPendingSeq() < -1) throw ServiceException.invalid("first_pending_seq", "must be >= -1");
         checkKillGrace(r.killGraceMs());
         checkAccounts(r.accounts());
+        checkConfinement(r.confinement());
         NodeInventory inv = r.inventory();
         if (inv == null) throw ServiceException.invalid("inventory", "is required");
         List<GpuInfo> gpus = inv.gpus();
@@ -110,6 +112,7 @@ final class AgentMessages {
             for (int p : g.nvlinkPeers()) {
                 if (p < 0 || p >= gpus.size() || p == i) throw ServiceException.invalid(where + ".nvlink_peers", "peer " + p + " is not another GPU of this node");
             }
+            if (g.minor() != null && (g.minor() < 0 || g.minor() > MAX_MINOR)) throw ServiceException.invalid(where + ".minor", "must be in 0.." + MAX_MINOR);
             if (g.modelId() == null && g.productName() == null) {
                 throw ServiceException.invalid(where + ".product_name", "is required (or a model_id): the GPU's model from the catalog");
             }
@@ -174,6 +177,32 @@ final class AgentMessages {
     private static void checkJob(String where, String jobId, int attempt) {
         if (jobId == null || jobId.isBlank() || jobId.length() > 128) throw ServiceException.invalid(where + ".job_id", "must be 1-128 characters");
         if (attempt < 0) throw ServiceException.invalid(where + ".attempt", "must be >= 0");
+    }
+
+    /** Device minor numbers are 20 bits. */
+    static final int MAX_MINOR = (1 << 20) - 1;
+    static final int MAX_CONFINEMENT_ITEMS = 32;
+    static final int MAX_CONFINEMENT_TEXT = 512;
+
+    /** What a node says it enforces is shown to every user: bounded, and in the agent's own terms. */
+    private static void checkConfinement(NodeConfinement c) {
+        if (c == null) return; // an older agent
+        if (c.mode() == null || !List.of("v1", "v2", "hybrid", "none").contains(c.mode())) {
+            throw ServiceException.invalid("confinement.mode", "must be v1, v2, hybrid or none");
+        }
+        for (String field : List.of("enforced", "missing")) {
+            List<String> items = field.equals("enforced") ? c.enforced() : c.missing();
+            if (items.size() > MAX_CONFINEMENT_ITEMS) throw ServiceException.invalid("confinement." + field, "at most " + MAX_CONFINEMENT_ITEMS + " entries");
+            for (int i = 0; i < items.size(); i++) {
+                String s = items.get(i);
+                if (s == null || s.isBlank() || s.length() > MAX_CONFINEMENT_TEXT) {
+                    throw ServiceException.invalid("confinement." + field + "[" + i + "]", "must be 1-" + MAX_CONFINEMENT_TEXT + " characters");
+                }
+            }
+        }
+        if (c.reason() != null && c.reason().length() > 2 * MAX_CONFINEMENT_TEXT) {
+            throw ServiceException.invalid("confinement.reason", "must be at most " + 2 * MAX_CONFINEMENT_TEXT + " characters");
+        }
     }
 
     /** The server waits this long for a lost node's fenced jobs to die: an agent may not make it wait for hours. */

@@ -68,7 +68,8 @@ final class AgentRoutes {
         RegisterRequest req = AgentMessages.read(Requests.json(ctx, Requests.MAX_AGENT_BODY_BYTES), RegisterRequest.class);
         NodeSpec spec = AgentMessages.nodeSpec(req, catalog);
         Tokens.Minted credential = Tokens.mintForNode(spec.name(), clock.now());
-        Views.Registered r = await(pool.registerAgent(spec, credential.row(), req.firstPendingSeq(), req.killGraceMs(), req.accounts()));
+        Views.Registered r = await(pool.registerAgent(spec, credential.row(), req.firstPendingSeq(), req.killGraceMs(), req.confinement(),
+                req.accounts()));
         tokens.add(credential.row());
         if (r.revokedCredential() != null) tokens.remove(r.revokedCredential());
         AgentMessages.send(ctx, new Registration(r.node(), r.epoch(), r.reportIntervalMs(), r.nodeLostTimeoutMs(), credential.token(),

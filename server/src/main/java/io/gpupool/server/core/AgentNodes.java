@@ -42,6 +42,8 @@ final class AgentNodes {
         AccountIsolation accounts;
         /** Its agent's SIGTERM-to-SIGKILL grace, as it last said. */
         long killGraceMs = AgentSettings.DEFAULT_KILL_GRACE_MS;
+        /** What the node enforces on its jobs, as its agent last registered it (memory only: unknown after a server restart until the agent registers again). */
+        io.gpupool.agent.confine.NodeConfinement confinement;
         /** Lost, and its attempts given up: its jobs went back to the queue or failed. */
         boolean attemptsGivenUp;
         Condition condition = Condition.WAITING;

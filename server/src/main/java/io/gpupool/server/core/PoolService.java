@@ -18,8 +18,10 @@ import io.gpupool.engine.TenantConfig;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
+import io.gpupool.agent.confine.NodeConfinement;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.GpuCatalog;
+import io.gpupool.model.HostResources;
 import io.gpupool.model.JobSpec;
 import io.gpupool.model.NodeSpec;
 import io.gpupool.model.SpecException;
@@ -311,9 +313,11 @@ public final class PoolService implements AutoCloseable {
      *
      * @param credential      the node's new credential, minted by the caller, stored with the registration
      * @param firstPendingSeq the agent's oldest unacknowledged status seq (-1: not given)
+     * @param confinement     what the node enforces on its jobs (shown by the node API; null from an older agent)
+     * @param accounts        whether it runs jobs as their owners' Unix accounts, and accounts it lacks
      */
     public CompletableFuture<Views.Registered> registerAgent(NodeSpec spec, TokenRow credential, long firstPendingSeq, long killGraceMs,
-                                                             AccountIsolation accounts) {
+                                                             NodeConfinement confinement, AccountIsolation accounts) {
         return call(() -> {
             long now = clock.now();
             String name = spec.name();
@@ -343,6 +347,7 @@ public final class PoolService implements AutoCloseable {
                 a = agents.get(name);
             }
             if (firstPendingSeq >= 0) a.ackedSeq = firstPendingSeq - 1;
+            a.confinement = confinement;
             String revoked = a.credentialId;
             if (revoked != null) writes.add(new Write.DeleteToken(revoked));
             writes.add(new Write.PutToken(credential));
@@ -907,7 +912,9 @@ public final class PoolService implements AutoCloseable {
             }
             if (mine.isEmpty()) continue;
             ActiveJob a = active.get(j.id());
-            jobs.add(new JobLaunch(j.id(), a.row.attempt(), a.request.command(), a.request.env(), a.request.workDir(), mine, a.request.runAs()));
+            // the replica's host CPU and RAM become its cgroup's limits on the node (none asked: no limit)
+            jobs.add(new JobLaunch(j.id(), a.row.attempt(), a.request.command(), a.request.env(), a.request.workDir(), mine,
+                    new HostResources(a.request.cpuMilli(), a.request.hostMemMib()), a.request.runAs()));
         }
         jobs.sort(Comparator.comparing(JobLaunch::jobId));
         return new DesiredState(n.version, jobs);
@@ -1054,12 +1061,14 @@ public final class PoolService implements AutoCloseable {
 
     private PoolSnapshot buildSnapshot(long now) {
         Map<String, String> conditions = new HashMap<>();
+        Map<String, NodeConfinement> isolation = new HashMap<>();
         Map<String, AccountIsolation> accounts = new HashMap<>();
         for (AgentNodes.Node a : agents.all()) {
             conditions.put(a.name, a.condition.wire());
+            if (a.confinement != null) isolation.put(a.name, a.confinement);
             if (a.accounts != null) accounts.put(a.name, a.accounts);
         }
-        return new SnapshotBuilder(engine, active, tenants, nodes, conditions, accounts, telemetry, settings).build(now, QUEUE_IN_SNAPSHOT);
+        return new SnapshotBuilder(engine, active, tenants, nodes, conditions, isolation, accounts, telemetry, settings).build(now, QUEUE_IN_SNAPSHOT);
     }
 
     /** Stops the loop after the commands already queued, and commits what they decided. */

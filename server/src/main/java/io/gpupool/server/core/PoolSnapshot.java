@@ -16,13 +16,19 @@ public record PoolSnapshot(long atMs, String policy, String placement, List<Node
 
     /**
      * @param cordoned an admin cordoned it
-     * @param state    static (declared by the server, no agent), waiting (for its agent's first report since the
-     *                 server started), ready (its agent reports) or lost (no report for the node-lost timeout)
-     * @param accounts whether its agent runs jobs as their own Unix accounts, and accounts it lacks; null for a node
-     *                 without an agent (or one that has not registered since the server started)
+     * @param state     static (declared by the server, no agent), waiting (for its agent's first report since the
+     *                  server started), ready (its agent reports) or lost (no report for the node-lost timeout)
+     * @param isolation what its agent enforces on jobs (cgroup mode, enforced and missing controls); null for a node
+     *                  without an agent, an older agent, or until the agent registers after a server restart
+     * @param accounts  whether its agent runs jobs as their own Unix accounts, and accounts it lacks; null for a node
+     *                  without an agent (or one that has not registered since the server started)
      */
-    public record NodeView(String name, String model, String productName, boolean cordoned, String source, String state,
-                           AccountIsolation accounts, List<GpuView> gpus) {}
+    public record NodeView(String name, String model, String productName, boolean cordoned, String source, String state, List<GpuView> gpus,
+                           io.gpupool.agent.confine.NodeConfinement isolation, AccountIsolation accounts) {
+        public NodeView(String name, String model, String productName, boolean cordoned, String source, String state, List<GpuView> gpus) {
+            this(name, model, productName, cordoned, source, state, gpus, null, null);
+        }
+    }
 
     /** One GPU: what is allocated on it (from the engine) and what it reports (telemetry, may be null). */
     public record GpuView(int index, String uuid, boolean healthy, int usedMilli, long usedMemoryMib, long memoryMib,
@@ -54,10 +60,10 @@ public record PoolSnapshot(long atMs, String policy, String placement, List<Node
     /** What a member may see: other tenants' jobs become anonymous shares, their queued jobs are left out. */
     public PoolSnapshot visibleTo(Principal p) {
         if (p.isAdmin()) return this;
-        List<NodeView> ns = nodes.stream().map(n -> new NodeView(n.name(), n.model(), n.productName(), n.cordoned(), n.source(), n.state(), n.accounts(),
+        List<NodeView> ns = nodes.stream().map(n -> new NodeView(n.name(), n.model(), n.productName(), n.cordoned(), n.source(), n.state(),
                 n.gpus().stream().map(g -> new GpuView(g.index(), g.uuid(), g.healthy(), g.usedMilli(), g.usedMemoryMib(), g.memoryMib(),
                         g.tasks().stream().map(t -> p.sees(t.tenant()) ? t : new TaskView(null, t.tenant(), null, t.milli(), t.memoryMib())).toList(),
-                        g.telemetry())).toList())).toList();
+                        g.telemetry())).toList(), n.isolation(), n.accounts())).toList();
         List<QueuedJob> q = queue.stream().filter(j -> p.sees(j.tenant())).toList();
         return new PoolSnapshot(atMs, policy, placement, ns, q, pendingCount, runningCount, tenants, totals);
     }

@@ -25,14 +25,18 @@ final class SnapshotBuilder {
     private final GpuTelemetry telemetry;
     private final Map<String, String> conditions;
     private final Map<String, AccountIsolation> accounts;
+    private final Map<String, io.gpupool.agent.confine.NodeConfinement> isolation;
     private final SchedulerSettings settings;
 
     /**
      * @param conditions agent nodes' state (waiting, ready, lost); other nodes are static
+     * @param isolation  what agent nodes enforce on their jobs, as registered
      * @param accounts   what agent nodes said of Unix accounts
      */
     SnapshotBuilder(Scheduler engine, Map<String, ActiveJob> active, Map<String, TenantRow> tenants, Map<String, NodeRow> nodes,
-                    Map<String, String> conditions, Map<String, AccountIsolation> accounts, GpuTelemetry telemetry, SchedulerSettings settings) {
+                    Map<String, String> conditions, Map<String, io.gpupool.agent.confine.NodeConfinement> isolation,
+                    Map<String, AccountIsolation> accounts, GpuTelemetry telemetry, SchedulerSettings settings) {
+        this.isolation = isolation;
         this.accounts = accounts;
         this.engine = engine;
         this.active = active;
@@ -74,7 +78,8 @@ final class SnapshotBuilder {
             }
             NodeRow row = nodes.get(n.name());
             nodeViews.add(new PoolSnapshot.NodeView(n.name(), n.model().id(), n.model().productName(), row != null && row.cordoned(),
-                    row != null ? row.source() : "", conditions.getOrDefault(n.name(), "static"), accounts.get(n.name()), gv));
+                    row != null ? row.source() : "", conditions.getOrDefault(n.name(), "static"), gv, isolation.get(n.name()),
+                    accounts.get(n.name())));
         }
         List<PoolSnapshot.QueuedJob> queue = new ArrayList<>();
         for (JobState j : engine.pendingJobs()) {
