@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -122,6 +123,25 @@ class ConfinedJobTest {
         Confinement c = runnerWith(cgroups.layout);
         if (cgroups.layout.mode().equals("hybrid")) assertThat(c.description().enforced()).contains("devices(v1)", "devices(bpf)");
         assertOnlyGpu0PassesTheFilter(openBothGpus());
+    }
+
+    @Test
+    void aJobUnderItsOwnAccountIsConfinedAlike() throws Exception {
+        // every account may pass through these directories (a JUnit @TempDir is 0700), as through an agent's /var/lib
+        Path open = Files.createDirectories(work.resolve("open"));
+        Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwx--x--x"));
+        Files.setPosixFilePermissions(devDir, PosixFilePermissions.fromString("rwx--x--x"));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwx--x--x"));
+        Confinement c = Confinement.open(cgroups.layout, cgroups.node, devices, 256);
+        runner = new JobRunner(RunnerConfig.defaults(open).withKillGrace(Duration.ofMillis(300)).withAccounts("nobody", false), gpus, events, c);
+        JobLaunch l = new JobLaunch("own", 0, List.of("sh", "-c", "id -u; cat " + devices.gpuNode(0) + "; cat " + devices.gpuNode(1) + "; true"),
+                Map.of(), null, List.of(GrantedGpu.whole(gpus.get(0).uuid())));
+        JobEnd end = await(started(runner.start(l)));
+        assertThat(end.phase()).as(end.message()).isEqualTo(JobPhase.SUCCEEDED);
+        JobDirectory dir = runner.store().find(l.key()).orElseThrow();
+        assertThat(Files.readString(dir.stdout())).isEqualTo("65534\n");
+        assertThat(Files.readString(dir.stderr())).contains(devices.gpuNode(0) + ": No such device or address")
+                .contains(devices.gpuNode(1) + ": Operation not permitted");
     }
 
     @Test
