@@ -141,6 +141,15 @@ function fmtDur(ms) {
 
 function jobLink(id) { return id ? `<a class="job" data-job="${esc(id)}">${esc(id)}</a>` : '<span class="muted">other tenant</span>'; }
 
+/** What limits a node's isolation (docs/security.md): jobs under its agent's account, accounts it lacks, no cgroups. */
+function isolationBadges(n) {
+  const b = [];
+  if (n.accounts && !n.accounts.switches) b.push(`<span class="badge warn" title="${esc(n.accounts.reason || '')}">shared account</span>`);
+  for (const a of (n.accounts && n.accounts.missing) || []) b.push(`<span class="badge warn" title="jobs of this account wait for another node">no account ${esc(a)}</span>`);
+  if (n.isolation && n.isolation.mode === 'none') b.push(`<span class="badge warn" title="${esc(n.isolation.reason || '')}">unconfined</span>`);
+  return b.length ? ' ' + b.join(' ') : '';
+}
+
 function render(s) {
   state.snapshot = s;
   const t = s.totals;
@@ -148,7 +157,7 @@ function render(s) {
     + (t.utilization == null ? '' : ` · utilization ${Math.round(t.utilization * 100)}%`) + ` · ${s.runningCount} running · ${s.pendingCount} queued`;
   $('nodes').innerHTML = s.nodes.map((n) => `
     <div class="node${n.cordoned || n.state === 'lost' ? ' cordoned' : ''}" data-node="${esc(n.name)}" data-state="${esc(n.state)}">
-      <h3><span>${esc(n.name)}</span><span><span class="badge">${esc(n.model)}</span>${n.cordoned ? ' <span class="badge warn">cordoned</span>' : ''}${n.state === 'lost' || n.state === 'waiting' ? ` <span class="badge warn" title="${n.state === 'lost' ? 'its agent stopped reporting' : 'waiting for its agent'}">${esc(n.state)}</span>` : ''}</span></h3>
+      <h3><span>${esc(n.name)}</span><span><span class="badge">${esc(n.model)}</span>${n.cordoned ? ' <span class="badge warn">cordoned</span>' : ''}${n.state === 'lost' || n.state === 'waiting' ? ` <span class="badge warn" title="${n.state === 'lost' ? 'its agent stopped reporting' : 'waiting for its agent'}">${esc(n.state)}</span>` : ''}${isolationBadges(n)}</span></h3>
       <div class="gpus">${n.gpus.map((g) => gpuTile(g)).join('')}</div>
     </div>`).join('') || '<p class="muted">no nodes yet: start an agent, or the server with --cluster or --demo</p>';
   const maxWeight = s.tenants.reduce((a, x) => Math.max(a, x.entitlement, x.share), 0.01);
