@@ -164,24 +164,40 @@ final class FaultRig implements AutoCloseable {
         }
         for (Process p : processes) p.waitFor(10, TimeUnit.SECONDS);
         for (String node : nodes) {
-            killRecorded(dir.resolve(node).resolve("keeper.pid"));
-            Path jobs = dir.resolve(node).resolve("jobs");
+            Path work = dir.resolve(node);
+            killRecorded(work.resolve("keeper.pid"), work.toString());
+            Path jobs = work.resolve("jobs");
             if (!Files.isDirectory(jobs)) continue;
             try (Stream<Path> d = Files.list(jobs)) {
-                for (Path p : d.toList()) killRecorded(p.resolve("pid"));
+                for (Path p : d.toList()) killRecorded(p.resolve("pid"), p.toString());
             }
         }
     }
 
-    private static void killRecorded(Path pidFile) throws IOException {
+    /**
+     * Kills the process a pid file names, with its descendants, if it is still the one that wrote it: its command line
+     * names {@code ownArgument} (the keeper's work directory, the wrapper's job directory). A pid recorded minutes ago
+     * may belong to any process by now (a 30-minute soak recycles the pid space): without this check the clean-up
+     * killed other tests' JVMs on the same machine.
+     */
+    private static void killRecorded(Path pidFile, String ownArgument) throws IOException {
         try {
             long pid = Long.parseLong(Files.readString(pidFile).trim());
-            ProcessHandle.of(pid).ifPresent(h -> {
+            ProcessHandle.of(pid).filter(h -> commandLine(pid).contains(ownArgument)).ifPresent(h -> {
                 h.descendants().forEach(ProcessHandle::destroyForcibly);
                 h.destroyForcibly();
             });
         } catch (NoSuchFileException | NumberFormatException e) {
             // never started
+        }
+    }
+
+    /** The process's arguments, from /proc (empty once it is gone). */
+    private static List<String> commandLine(long pid) {
+        try {
+            return List.of(Files.readString(Path.of("/proc", Long.toString(pid), "cmdline")).split("\0"));
+        } catch (IOException e) {
+            return List.of();
         }
     }
 
