@@ -66,7 +66,7 @@ class DashboardBrowserTest {
                 wait.until(x -> !x.findElements(By.cssSelector("#nodes .task")).isEmpty()); // the demo's jobs run
                 assertThat(d.findElement(By.id("whoami")).getText()).isEqualTo("admin");
                 // the demo's in-process agents run without cgroups, and each node says so
-                assertThat(d.findElements(By.cssSelector("#nodes .node h3"))).allSatisfy(h -> assertThat(h.getText()).contains("unconfined"));
+                wait.until(x -> x.findElements(By.cssSelector("#nodes .node h3")).stream().allMatch(h -> h.getText().contains("unconfined")));
 
                 d.findElement(By.id("f-name")).clear();
                 d.findElement(By.id("f-name")).sendKeys("browser-e2e");
