@@ -68,8 +68,9 @@ class AgentPartitionTest {
 
             // 2. a partition past the give-up time
             rig.cordon("p-outside", true);
-            List<String> longer = new ArrayList<>(rig.submit(6, L40S, 14.0, 15.0, "requeue", 2));
-            List<String> failing = rig.submit(2, L40S, 14.0, 15.0, "fail", 3);
+            // they run until the gate opens: none ends by itself before the lease runs out, however slow the machine
+            List<String> longer = new ArrayList<>(rig.submitGated(6, L40S, "requeue", 2, "2"));
+            List<String> failing = rig.submitGated(2, L40S, "fail", 3, "2");
             longer.addAll(failing);
             all.addAll(longer);
             waitFor(Duration.ofSeconds(60), "jobs run inside", () -> rig.runningOn("p-inside", longer).size() == longer.size());
@@ -86,6 +87,7 @@ class AgentPartitionTest {
             }
             net.restore();
             waitFor(Duration.ofSeconds(60), "the node inside is back", () -> rig.nodesIn("ready").contains("p-inside"));
+            rig.openGate("2");
             rig.waitForEnd(longer);
             waitFor(Duration.ofSeconds(30), "the agent inside reports how attempt 1 ended", () -> longer.stream().allMatch(id ->
                     rig.job(id).path("attempts").get(0).path("state").asText().equals("STOPPED")));

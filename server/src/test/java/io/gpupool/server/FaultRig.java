@@ -74,12 +74,12 @@ final class FaultRig implements AutoCloseable {
         this.jobScript = dir.resolve("job.sh");
         Files.createDirectories(dir.resolve("locks"));
         Files.writeString(jobScript, """
-                # $1: seconds to run, or "gate": until the test opens the gate. Holds its job's lock while it runs; finds it
-                # taken only if another attempt still runs.
+                # $1: seconds to run, or gate-NAME: until the test opens that gate. Holds its job's lock while it runs; finds
+                # it taken only if another attempt still runs.
                 exec 9>"%1$s/locks/$GPUPOOL_JOB_ID"
                 if ! flock -n 9; then echo "twice $GPUPOOL_JOB_ID $GPUPOOL_ATTEMPT $(date +%%s%%3N)" >> "%1$s/twice.txt"; exit 99; fi
                 echo "launch $GPUPOOL_JOB_ID $GPUPOOL_ATTEMPT $(date +%%s%%3N)" >> "%1$s/launches.txt"
-                if [ "$1" = gate ]; then while [ ! -e "%1$s/gate" ]; do sleep 0.1; done; exit 0; fi
+                case "$1" in gate-*) while [ ! -e "%1$s/$1" ]; do sleep 0.1; done; exit 0 ;; esac
                 exec sleep "$1"
                 """.formatted(dir));
     }
@@ -205,20 +205,24 @@ final class FaultRig implements AutoCloseable {
 
     /** {@code n} one-GPU jobs (every third a half GPU) that run {@code job.sh} for a while. */
     List<String> submit(int n, List<String> models, double minSec, double maxSec, String restartPolicy, int seed) throws Exception {
-        return submit(n, models, minSec, maxSec, false, restartPolicy, seed);
+        return submit(n, models, minSec, maxSec, null, restartPolicy, seed);
     }
 
-    /** {@code n} such jobs that run until {@link #openGate()}: whatever the machine's load, they still run then. */
-    List<String> submitGated(int n, List<String> models, String restartPolicy, int seed) throws Exception {
-        return submit(n, models, 0, 0, true, restartPolicy, seed);
+    /**
+     * {@code n} such jobs that run until {@link #openGate} opens {@code gate}: whatever the machine's load, they still run
+     * when the test's fault comes (a job of a fixed length may end first on a slow machine, and the test would see an
+     * end it did not mean to test).
+     */
+    List<String> submitGated(int n, List<String> models, String restartPolicy, int seed, String gate) throws Exception {
+        return submit(n, models, 0, 0, gate, restartPolicy, seed);
     }
 
-    /** Lets every gated job end (with exit code 0), and those not started yet end at once. */
-    void openGate() throws IOException {
-        Files.createFile(dir.resolve("gate"));
+    /** Lets the jobs of {@code gate} end (with exit code 0); those not started yet end as soon as they start. */
+    void openGate(String gate) throws IOException {
+        Files.createFile(dir.resolve("gate-" + gate));
     }
 
-    private List<String> submit(int n, List<String> models, double minSec, double maxSec, boolean gated, String restartPolicy, int seed)
+    private List<String> submit(int n, List<String> models, double minSec, double maxSec, String gate, String restartPolicy, int seed)
             throws Exception {
         Random rnd = new Random(seed);
         List<String> ids = new ArrayList<>();
@@ -229,7 +233,7 @@ final class FaultRig implements AutoCloseable {
             if (i % 3 == 2) job.put("gpuMilli", 500);
             if (!models.isEmpty()) job.put("gpuTypes", models);
             job.put("restartPolicy", restartPolicy);
-            String seconds = gated ? "gate" : String.format(Locale.ROOT, "%.2f", minSec + rnd.nextDouble() * (maxSec - minSec));
+            String seconds = gate != null ? "gate-" + gate : String.format(Locale.ROOT, "%.2f", minSec + rnd.nextDouble() * (maxSec - minSec));
             job.put("command", List.of("sh", jobScript.toString(), seconds));
             ids.add(call("POST", "/api/v1/jobs", team, JSON.writeValueAsString(job)).path("id").asText());
         }
