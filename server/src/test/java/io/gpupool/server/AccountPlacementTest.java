@@ -61,6 +61,33 @@ class AccountPlacementTest {
         }
     }
 
+    @Test
+    void an_attempt_that_finds_its_account_missing_runs_again_on_a_node_that_has_it() throws Exception {
+        ServerOptions o = TestServer.options(dir).withCluster(null).withAgents(new AgentSettings(200, 30_000));
+        try (TestServer s = TestServer.start(o)) {
+            String join = s.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
+            TestNode lacking = new TestNode(s.base, join, "acct-lacking", "1xA10");
+            lacking.register();
+            lacking.report(List.of(), List.of(), List.of(), 0);
+            s.post("/api/v1/tenants", ADMIN, Map.of("name", "team"));
+            String bob = s.post("/api/v1/tenants/team/tokens", ADMIN, Map.of("unixUser", "bob")).text("token");
+            String id = s.post("/api/v1/jobs", bob, Map.of("numGpus", 1, "gpuTypes", List.of("A10"), "command", List.of("true"))).text("id");
+            lacking.launch(id);
+            // the agent could not start it: no account bob there, which its report says
+            lacking.accounts = new AccountIsolation(true, null, List.of("bob"));
+            lacking.report(lacking.status(id, 1, io.gpupool.agent.run.JobPhase.FAILED, null));
+            TestServer.eventually("the job waits again, not failed", () -> waitReason(s, bob, id).contains("account missing"));
+            assertThat(s.get("/api/v1/jobs/" + id, bob).body().path("state").asText()).isEqualTo("PENDING");
+
+            TestNode having = new TestNode(s.base, join, "acct-having", "1xA10");
+            having.register();
+            having.report(List.of(), List.of(), List.of(), 0);
+            TestServer.eventually(Duration.ofSeconds(10), "it runs on the node that has bob", () -> s.get("/api/v1/jobs/" + id, bob).body()
+                    .path("attempts").findValuesAsText("node").contains("acct-having"));
+            assertThat(s.get("/api/v1/jobs/" + id, bob).body().path("attempt").asInt()).isEqualTo(2);
+        }
+    }
+
     private static String submit(TestServer s, String token) {
         TestServer.Reply r = s.post("/api/v1/jobs", token, Map.of("numGpus", 1, "gpuTypes", List.of("A10"), "command", List.of("true")));
         assertThat(r.status()).as(r.body().toString()).isEqualTo(201);

@@ -772,12 +772,23 @@ public final class PoolService implements AutoCloseable {
                 }
             }
             case FAILED -> {
-                engine.complete(a.id(), now);
-                end(a, "FAILED", st.exitCode(), where, now);
+                if (lacksAccount(node, a)) {
+                    // the node's fault, not the job's: it runs again elsewhere (the account filter keeps it off this node)
+                    lostAttempt(a, where, now);
+                } else {
+                    engine.complete(a.id(), now);
+                    end(a, "FAILED", st.exitCode(), where, now);
+                }
             }
             // the server did not ask for this end (it would have released the attempt first): the run is lost
             case STOPPED, LOST -> lostAttempt(a, where, now);
         }
+    }
+
+    /** Whether the node's agent says it lacks the job's Unix account (an attempt there could not start). */
+    private boolean lacksAccount(String node, ActiveJob a) {
+        AgentNodes.Node n = agents.get(node);
+        return a.request.runAs() != null && n != null && n.accounts != null && n.accounts.missing().contains(a.request.runAs());
     }
 
     /** A run lost to the infrastructure: the job runs again as a new attempt, or fails, by its restart policy. */
