@@ -163,6 +163,7 @@ final class FaultRig implements AutoCloseable {
             p.destroyForcibly();
         }
         for (Process p : processes) p.waitFor(10, TimeUnit.SECONDS);
+        keepLogs();
         for (String node : nodes) {
             Path work = dir.resolve(node);
             killRecorded(work.resolve("keeper.pid"), work.toString());
@@ -171,6 +172,19 @@ final class FaultRig implements AutoCloseable {
             try (Stream<Path> d = Files.list(jobs)) {
                 for (Path p : d.toList()) killRecorded(p.resolve("pid"), p.toString());
             }
+        }
+    }
+
+    /**
+     * With {@code -Dgpupool.fault.keep=DIR} (bench/fault-stress.sh sets it), the processes' logs and the oracle's files
+     * are copied there before the test's directory goes: a run that failed under stress can then be read afterwards.
+     */
+    private void keepLogs() throws IOException {
+        String keep = System.getProperty("gpupool.fault.keep");
+        if (keep == null || keep.isBlank()) return;
+        Path to = Files.createDirectories(Path.of(keep).resolve(dir.getFileName() + "-" + System.currentTimeMillis()));
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) Files.copy(f, to.resolve(f.getFileName()));
         }
     }
 
