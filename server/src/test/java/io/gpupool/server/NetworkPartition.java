@@ -1,6 +1,9 @@
 package io.gpupool.server;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,13 +34,26 @@ final class NetworkPartition implements AutoCloseable {
         return null;
     }
 
+    /**
+     * Tests in other JVMs on the same machine (a CI run beside a soak) make pairs too, and a JVM killed with SIGKILL
+     * leaves its pair behind: the namespaces of dead JVMs are removed, and the subnet is one no other pair holds,
+     * chosen under a lock all JVMs share (two pairs on one /30 would route each other's packets astray).
+     */
     static NetworkPartition create() throws IOException, InterruptedException {
+        try (FileChannel lock = FileChannel.open(Path.of("/tmp/gpupool-network-partition.lock"), StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE); FileLock held = lock.lock()) {
+            removeLeftovers();
+            return createUnlocked();
+        }
+    }
+
+    private static NetworkPartition createUnlocked() throws IOException, InterruptedException {
         long pid = ProcessHandle.current().pid();
-        String ns = "gpupool-pt-" + pid;
-        String host = "gpt" + pid % 100_000 + "h";
+        String ns = NS_PREFIX + pid;
+        String host = hostEnd(pid);
         String inside = "gpt" + pid % 100_000 + "n";
-        String subnet = "10.213." + pid % 250 + ".";
-        run(false, "netns", "del", ns); // left by a run that was killed
+        String subnet = "10.213." + freeSubnet((int) (pid % 250)) + ".";
+        run(false, "netns", "del", ns); // left by a run of this very pid
         run(false, "link", "del", host);
         NetworkPartition p = new NetworkPartition(ns, host, subnet + "1");
         try {
@@ -54,6 +70,39 @@ final class NetworkPartition implements AutoCloseable {
             p.close();
             throw e;
         }
+    }
+
+    private static final String NS_PREFIX = "gpupool-pt-";
+
+    private static String hostEnd(long pid) {
+        return "gpt" + pid % 100_000 + "h";
+    }
+
+    /** Namespaces (and their host ends) of JVMs that are gone. */
+    private static void removeLeftovers() throws IOException, InterruptedException {
+        for (String line : output("netns", "list").lines().toList()) {
+            String name = line.split(" ")[0];
+            if (!name.startsWith(NS_PREFIX)) continue;
+            long pid;
+            try {
+                pid = Long.parseLong(name.substring(NS_PREFIX.length()));
+            } catch (NumberFormatException e) {
+                continue;
+            }
+            if (ProcessHandle.of(pid).isPresent()) continue;
+            run(false, "netns", "del", name);
+            run(false, "link", "del", hostEnd(pid));
+        }
+    }
+
+    /** The first of 10.213.X.0/30 (X from {@code first}, 0-249) that no address of this host is in. */
+    private static int freeSubnet(int first) throws IOException, InterruptedException {
+        String addresses = output("-o", "-4", "addr", "show");
+        for (int i = 0; i < 250; i++) {
+            int x = (first + i) % 250;
+            if (!addresses.contains(" 10.213." + x + ".")) return x;
+        }
+        throw new IOException("no free 10.213.X.0/30 subnet for a test partition: " + addresses);
     }
 
     /** This host's address on the pair: what processes in the namespace connect to. */
@@ -90,6 +139,15 @@ final class NetworkPartition implements AutoCloseable {
             throw new IOException(String.join(" ", cmd) + ": no answer in 30 s");
         }
         if (mustWork && p.exitValue() != 0) throw new IOException(String.join(" ", cmd) + " failed: " + out.trim());
+    }
+
+    private static String output(String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(ip()));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) throw new IOException(String.join(" ", cmd) + " failed: " + out.trim());
+        return out;
     }
 
     private static String ip() {

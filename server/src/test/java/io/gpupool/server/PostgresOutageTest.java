@@ -55,6 +55,8 @@ class PostgresOutageTest {
     private static final Duration REFUSES_WITHIN = Duration.ofSeconds(10);
     private static final int SUBMISSIONS_PER_SECOND = 100;
     private static final int IN_FLIGHT = 64;
+    /** Probe submissions in flight at most (see {@code Load.probe}). */
+    private static final int PROBES = 1000;
     private static final ObjectMapper JSON = new ObjectMapper();
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
 
@@ -105,6 +107,7 @@ class PostgresOutageTest {
             expect(answers, wrong, "/metrics", null, Set.of(200));
             expect(answers, wrong, "/api/v1/jobs/" + known, token, Set.of(200, 503));
             expect(answers, wrong, "/readyz", null, Set.of(503));
+            load.probe();
         }
         System.out.println("answers while PostgreSQL was down (path status=slowest ms): " + answers + "; submissions answered 503: " + load.unavailable.get());
         assertThat(wrong).as("answers while PostgreSQL was down").isEmpty();
@@ -164,6 +167,7 @@ class PostgresOutageTest {
         final Queue<Integer> unacked = new ConcurrentLinkedQueue<>();
         final Queue<String> failures = new ConcurrentLinkedQueue<>();
         final AtomicInteger unavailable = new AtomicInteger();
+        private final Semaphore probes = new Semaphore(PROBES);
 
         Load(String token) { this.token = token; }
 
@@ -187,10 +191,29 @@ class PostgresOutageTest {
             });
         }
 
+        /**
+         * One more submission outside the {@link #IN_FLIGHT} slots, on its own thread. While the database is down the
+         * slots may all be held by submissions taken in before the server noticed (they wait for their commit, up to
+         * 30 s): only a submission sent afterwards shows that the server now refuses changes at once. Counted and
+         * retried like the others.
+         */
+        void probe() {
+            if (!probes.tryAcquire()) return;
+            int i = next.getAndIncrement();
+            Thread.startVirtualThread(() -> {
+                try {
+                    if (submit(i) != Outcome.ACKED) unacked.add(i);
+                } finally {
+                    probes.release();
+                }
+            });
+        }
+
         void stop() throws InterruptedException {
             stopped.set(true);
             driver.join();
             inFlight.acquire(IN_FLIGHT);   // every submission answered
+            probes.acquire(PROBES);        // and every probe
         }
 
         Outcome submit(int i) {
