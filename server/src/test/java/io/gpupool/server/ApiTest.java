@@ -84,9 +84,9 @@ class ApiTest {
         assertThat(running.path("allocation").get(0).path("milli").asInt()).isEqualTo(500);
         assertThat(running.path("allocation").get(0).path("memoryMib").asLong()).isEqualTo(20000);
         assertThat(running.path("allocation").get(0).path("node").asText()).isEqualTo("life-node");
-        assertThat(running.path("attempt").asInt()).isEqualTo(1);
-        // the view is the engine's live one; the start's grants reach the store with the iteration's commit
+        // the view is the engine's live one; the start's grants and attempt number reach the store with the iteration's commit
         eventually("its grants are committed", () -> s.server.store().allocation(id).size() == 1);
+        assertThat(s.get("/api/v1/jobs/" + id, t).body().path("attempt").asInt()).isEqualTo(1);
         io.gpupool.agent.run.JobLaunch launch = node.launch(id);
         assertThat(launch.attempt()).isEqualTo(1);
         assertThat(launch.env()).containsEntry("K", "V");
