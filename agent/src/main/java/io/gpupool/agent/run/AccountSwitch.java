@@ -28,6 +28,11 @@ public final class AccountSwitch {
     static final long RECHECK_NANOS = 30_000_000_000L;
     private final long recheckNanos;
     private final String setpriv;
+    /** Accounts found, and when (System.nanoTime): a job start spawns no getent for an account seen within the recheck time. */
+    private final Map<String, Found> found = new ConcurrentHashMap<>();
+
+    private record Found(UnixAccount account, long atNanos) {}
+
     /** Accounts jobs asked for that this node lacks, and when each was last looked up (System.nanoTime). */
     private final Map<String, Long> missing = new ConcurrentHashMap<>();
     private final boolean root;
@@ -81,7 +86,7 @@ public final class AccountSwitch {
         if (name == null || !switchesAccounts()) return new Plan.AsAgent();
         Optional<UnixAccount> account;
         try {
-            account = UnixAccount.lookup(name);
+            account = lookup(name);
         } catch (IOException e) {
             return new Plan.Refuse("cannot look up account '" + name + "': " + e.getMessage(), null);
         }
@@ -94,6 +99,17 @@ public final class AccountSwitch {
             return new Plan.Refuse("jobs never run as root: account '" + name + "' has uid 0 (an agent started with --allow-root-jobs allows it)", null);
         }
         return new Plan.Switch(account.get());
+    }
+
+    /** The account called {@code name}, looked up again once its last look-up is older than the recheck time. */
+    private Optional<UnixAccount> lookup(String name) throws IOException {
+        long now = System.nanoTime();
+        Found f = found.get(name);
+        if (f != null && now - f.atNanos() < recheckNanos) return Optional.of(f.account());
+        Optional<UnixAccount> a = UnixAccount.lookup(name);
+        if (a.isPresent()) found.put(name, new Found(a.get(), now));
+        else found.remove(name);
+        return a;
     }
 
     /**
