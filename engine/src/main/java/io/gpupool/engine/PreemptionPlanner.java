@@ -4,7 +4,7 @@ import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.PlacementPipeline;
 import io.gpupool.engine.placement.WorkloadProfile;
 import io.gpupool.engine.policy.PolicyContext;
-import io.gpupool.engine.policy.QueuePolicy;
+import io.gpupool.engine.policy.Preemption;
 import io.gpupool.engine.state.ClusterState;
 
 import java.util.ArrayList;
@@ -28,17 +28,19 @@ final class PreemptionPlanner {
     static final int MAX_CANDIDATES = 256;
 
     private final PolicyContext ctx;
-    private final QueuePolicy policy;
+    private final Preemption policy;
+    private final boolean allowedVictimsComeFirst;
     private final PlacementPipeline pipeline;
     private final WorkloadProfile profile;
     private final JobState[] byCost;
     private final int[] runOf;     // each entry's preemption count when listed: a job preempted since is another run
     private int first;             // entries before it have all been preempted
 
-    PreemptionPlanner(PolicyContext ctx, QueuePolicy policy, PlacementPipeline pipeline, WorkloadProfile profile,
-                      Collection<JobState> running) {
+    PreemptionPlanner(PolicyContext ctx, Preemption policy, boolean allowedVictimsComeFirst, PlacementPipeline pipeline,
+                      WorkloadProfile profile, Collection<JobState> running) {
         this.ctx = ctx;
         this.policy = policy;
+        this.allowedVictimsComeFirst = allowedVictimsComeFirst;
         this.pipeline = pipeline;
         this.profile = profile;
         List<JobState> preemptible = new ArrayList<>();
@@ -96,7 +98,7 @@ final class PreemptionPlanner {
                 continue;
             }
             if (policy.mayPreempt(ctx, job, v)) out.add(v);
-            else if (policy.allowedVictimsComeFirst()) break;
+            else if (allowedVictimsComeFirst) break;
         }
         return out;
     }

@@ -7,14 +7,18 @@ import io.gpupool.engine.placement.PlacementPipeline;
 import io.gpupool.engine.placement.PlacementResult;
 import io.gpupool.engine.placement.ReplicaDemand;
 import io.gpupool.engine.placement.WorkloadProfile;
+import io.gpupool.engine.policy.Admission;
 import io.gpupool.engine.policy.BlockingMode;
 import io.gpupool.engine.policy.HistoryMedianPredictor;
 import io.gpupool.engine.policy.JobQueue;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.PolicyRegistry;
+import io.gpupool.engine.policy.PolicyTraits;
+import io.gpupool.engine.policy.Preemption;
 import io.gpupool.engine.policy.QueuePolicy;
 import io.gpupool.engine.policy.RuntimeOracle;
 import io.gpupool.engine.policy.RuntimePredictor;
+import io.gpupool.engine.policy.StandingOrder;
 import io.gpupool.engine.policy.StandingQueue;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
@@ -53,6 +57,9 @@ public final class Scheduler {
     private final Map<String, JobState> running = new LinkedHashMap<>();
     private SchedulerConfig config;
     private QueuePolicy policy;
+    private PolicyTraits traits;
+    private Admission admission;
+    private Preemption preemption;      // null: the policy never preempts
     private PlacementPipeline pipeline;
     private StandingQueue standing;     // pending jobs kept in order, for policies with a standing order
     private RuntimePredictor predictor;
@@ -98,15 +105,18 @@ public final class Scheduler {
     public void reconfigure(SchedulerConfig newConfig) {
         settled = false;
         QueuePolicy p = PolicyRegistry.create(newConfig.policy());
-        if (p.name().equals("srtf-oracle") && oracle == null) {
-            throw new io.gpupool.model.SpecException("scheduler", "policy", "srtf-oracle needs true run times, which only the simulator knows");
+        if (p.traits().has(PolicyTraits.Trait.NEEDS_ORACLE) && oracle == null) {
+            throw new io.gpupool.model.SpecException("scheduler", "policy", p.name() + " needs true run times, which only the simulator knows");
         }
         PlacementPipeline pl = new PlacementPipeline(newConfig.placement(), driverFilters);
         this.config = newConfig;
         this.policy = p;
+        this.traits = p.traits();
+        this.admission = p instanceof Admission a ? a : Admission.NONE;
+        this.preemption = p instanceof Preemption pr ? pr : null;
         this.standing = null;
-        if (p.standingOrder(context(lastNowMs)) != null) {
-            standing = new StandingQueue(p, context(lastNowMs));
+        if (p instanceof StandingOrder order) {
+            standing = new StandingQueue(order, context(lastNowMs));
             for (JobState j : pending.values()) standing.add(j);
         }
         this.pipeline = pl;
@@ -298,7 +308,7 @@ public final class Scheduler {
     /** One scheduling round at {@code nowMs}. */
     public RoundResult schedule(long nowMs) {
         advanceTo(nowMs);
-        boolean onlyArrivals = settled && cluster.version() == settledVersion && policy.arrivalsOnlyWhenSettled()
+        boolean onlyArrivals = settled && cluster.version() == settledVersion && traits.has(PolicyTraits.Trait.ARRIVALS_ONLY_WHEN_SETTLED)
                 && standing == null && batchPlacer == null && pipeline.dependsOnlyOnClusterState();
         if (!onlyArrivals) {
             // a full round: every pending job gets this round's reason (older jobs keep theirs in a round of arrivals)
@@ -333,12 +343,12 @@ public final class Scheduler {
         JobState job;
         while ((job = queue.poll()) != null) {
             if (job.status != JobStatus.PENDING || job.holdReason != null) continue;
-            if (!policy.preemptive() && cluster.usedMilli() >= cluster.totalMilli()) {
+            if (preemption == null && cluster.usedMilli() >= cluster.totalMilli()) {
                 round.unreached = "waits: every GPU is in use";
                 break;
             }
             String why = quotaReason(job);
-            if (why == null) why = policy.admit(ctx, job);
+            if (why == null) why = admission.admit(ctx, job);
             if (why != null) {
                 job.waitBecause("waits: " + why);
                 continue;
@@ -377,8 +387,8 @@ public final class Scheduler {
             }
             // later jobs of the same shape and tenant have no more victims to choose from
             String victimKey = shape + "|" + job.spec().tenant();
-            if (policy.preemptive() && !noVictims.contains(victimKey) && policy.mayPreemptAny(ctx, job)) {
-                if (planner == null) planner = new PreemptionPlanner(ctx, policy, pipeline, profile, running.values());
+            if (preemption != null && !noVictims.contains(victimKey) && preemption.mayPreemptAny(ctx, job)) {
+                if (planner == null) planner = new PreemptionPlanner(ctx, preemption, traits.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST), pipeline, profile, running.values());
                 List<JobState> victims = planner.plan(job);
                 if (victims == null) {
                     noVictims.add(victimKey);
@@ -401,10 +411,10 @@ public final class Scheduler {
                 }
             }
             job.waitBecause("waits: " + reason);
-            if (policy.blocking() == BlockingMode.STRICT) {
+            if (traits.blocking() == BlockingMode.STRICT) {
                 round.unreached = "queued behind " + job.id() + " (strict FCFS)";
                 break;
-            } else if (policy.blocking() == BlockingMode.BACKFILL) {
+            } else if (traits.blocking() == BlockingMode.BACKFILL) {
                 reservation = reserve(ctx, job);
                 if (reservation != null) {
                     job.waitBecause("waits: GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); " + reason);
@@ -606,7 +616,7 @@ public final class Scheduler {
         JobQueue head = policy.queue(ctx, pending.values());
         List<JobState> window = new ArrayList<>();
         for (JobState j; window.size() < batchPlacer.window() && (j = head.poll()) != null; ) {
-            if (!j.spec().cpuOnly() && j.holdReason == null && quotaReason(j) == null && policy.admit(ctx, j) == null) window.add(j);
+            if (!j.spec().cpuOnly() && j.holdReason == null && quotaReason(j) == null && admission.admit(ctx, j) == null) window.add(j);
         }
         if (window.isEmpty()) return;
         Map<String, Allocation> plan = batchPlacer.plan(new BatchPlacer.Batch(cluster, pipeline, profile,

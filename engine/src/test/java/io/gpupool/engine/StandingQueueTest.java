@@ -4,6 +4,7 @@ import io.gpupool.engine.policy.JobQueue;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.PolicyRegistry;
 import io.gpupool.engine.policy.QueuePolicy;
+import io.gpupool.engine.policy.StandingOrder;
 import io.gpupool.engine.policy.StandingQueue;
 import io.gpupool.model.ClusterSpec;
 import org.junit.jupiter.api.Test;
@@ -40,13 +41,13 @@ class StandingQueueTest {
     }
 
     /** Random rounds; false when the policy keeps no standing order. */
-    private boolean compare(String name, QueuePolicy policy, long seed) {
+    private boolean compare(String name, QueuePolicy any, long seed) {
+        if (!(any instanceof StandingOrder policy)) return false;
         SplittableRandom rnd = new SplittableRandom(seed);
         Map<String, Long> runtimes = new LinkedHashMap<>();
         SchedulerConfig config = SchedulerConfig.defaults(name).withLasThresholdsGpuSec(List.of(50.0, 500.0));
         PolicyContext ctx0 = new PolicyContext(0, config, new io.gpupool.engine.state.ClusterState(POOL), null,
                 new io.gpupool.engine.policy.HistoryMedianPredictor(3_600_000), runtimes::get, List.of());
-        if (policy.standingOrder(ctx0) == null) return false;
         StandingQueue standing = new StandingQueue(policy, ctx0);
         JobState.RoundNote note = new JobState.RoundNote();
         List<JobState> pending = new ArrayList<>();

@@ -18,14 +18,13 @@ import java.util.Map;
  * tenants below their guarantee go first. Idle quota is lent: a tenant may run beyond its guarantee
  * with preemptible jobs, and a tenant below its guarantee reclaims by preempting such borrowers.
  */
-public final class FairSharePolicy implements QueuePolicy {
+public final class FairSharePolicy implements QueuePolicy, Admission, Preemption {
     @Override public String name() { return "fair-share"; }
 
-    @Override public BlockingMode blocking() { return BlockingMode.SKIP; }
+    private static final PolicyTraits TRAITS = PolicyTraits.of(BlockingMode.SKIP, PolicyTraits.Trait.PREEMPTIVE,
+            PolicyTraits.Trait.ARRIVALS_ONLY_WHEN_SETTLED);
 
-    @Override public boolean preemptive() { return true; }
-
-    @Override public boolean arrivalsOnlyWhenSettled() { return true; }
+    @Override public PolicyTraits traits() { return TRAITS; }
 
     private static final Comparator<JobState> ARRIVAL = Comparator.comparingLong((JobState j) -> j.spec().submitTimeMs()).thenComparingLong(JobState::seq);
 
@@ -152,6 +151,6 @@ public final class FairSharePolicy implements QueuePolicy {
     public Comparator<JobState> victimOrder(PolicyContext ctx) {
         TenantLedger ledger = ctx.ledger();
         return Comparator.comparingDouble((JobState j) -> -ledger.fairShareKey(j.spec().tenant()))
-                .thenComparing(QueuePolicy.super.victimOrder(ctx));
+                .thenComparing(Preemption.cheapestFirst(ctx));
     }
 }

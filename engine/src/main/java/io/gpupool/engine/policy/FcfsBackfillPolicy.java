@@ -2,22 +2,20 @@ package io.gpupool.engine.policy;
 
 import io.gpupool.engine.JobState;
 
-import java.util.Collection;
 import java.util.Comparator;
+
+import static io.gpupool.engine.policy.PolicyTraits.Trait.STANDING_ORDER;
 
 /**
  * FCFS with EASY backfill: the head that does not fit gets a reservation at the earliest time enough
  * GPUs free up (from run-time estimates); jobs behind it start now only if they do not delay it.
  */
-public final class FcfsBackfillPolicy implements QueuePolicy {
+public final class FcfsBackfillPolicy implements QueuePolicy, StandingOrder {
+    private static final PolicyTraits TRAITS = PolicyTraits.of(BlockingMode.BACKFILL, STANDING_ORDER);
+
     @Override public String name() { return "fcfs-backfill"; }
 
-    @Override public BlockingMode blocking() { return BlockingMode.BACKFILL; }
-
-    @Override
-    public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        return JobQueue.sorted(pending, standingOrder(ctx));
-    }
+    @Override public PolicyTraits traits() { return TRAITS; }
 
     @Override
     public Comparator<JobState> standingOrder(PolicyContext ctx) {

@@ -2,7 +2,6 @@ package io.gpupool.engine.policy;
 
 import io.gpupool.engine.JobState;
 
-import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.OptionalLong;
@@ -12,12 +11,14 @@ import java.util.OptionalLong;
  * attained GPU-time (GPUs x time run) against the thresholds; lower queues first, FIFO by arrival
  * inside a queue. A pending job preempts running jobs of strictly later queues.
  */
-public final class LasPolicy implements QueuePolicy {
+public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
     @Override public String name() { return "las"; }
 
-    @Override public BlockingMode blocking() { return BlockingMode.SKIP; }
+    /** Victims are ordered by queue, latest first, and allowed in a queue later than the job's. */
+    private static final PolicyTraits TRAITS = PolicyTraits.of(BlockingMode.SKIP, PolicyTraits.Trait.PREEMPTIVE,
+            PolicyTraits.Trait.STANDING_ORDER, PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST);
 
-    @Override public boolean preemptive() { return true; }
+    @Override public PolicyTraits traits() { return TRAITS; }
 
     static int queueOf(JobState j, long nowMs, List<Double> thresholdsGpuSec) {
         double gpuSec = j.attainedGpuMs(nowMs) / 1000.0;
@@ -28,11 +29,6 @@ public final class LasPolicy implements QueuePolicy {
 
     /** Highest queue of a running job when this round's order was made: no victim of the round is above it. */
     private int highestQueue;
-
-    @Override
-    public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        return JobQueue.sorted(pending, standingOrder(ctx));
-    }
 
     /**
      * A waiting job's attained service does not change, so neither does its queue. Called once per round
@@ -59,17 +55,11 @@ public final class LasPolicy implements QueuePolicy {
         return queueOf(victim, ctx.nowMs(), th) > queueOf(job, ctx.nowMs(), th);
     }
 
-    /** Victims are ordered by queue, latest first, and allowed in a queue later than the job's. */
-    @Override
-    public boolean allowedVictimsComeFirst() {
-        return true;
-    }
-
     @Override
     public Comparator<JobState> victimOrder(PolicyContext ctx) {
         List<Double> th = ctx.config().lasThresholdsGpuSec();
         long now = ctx.nowMs();
-        return Comparator.comparingInt((JobState j) -> -queueOf(j, now, th)).thenComparing(QueuePolicy.super.victimOrder(ctx));
+        return Comparator.comparingInt((JobState j) -> -queueOf(j, now, th)).thenComparing(Preemption.cheapestFirst(ctx));
     }
 
     /** The next moment a running job crosses a threshold and drops a queue. */

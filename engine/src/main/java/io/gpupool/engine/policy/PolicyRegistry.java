@@ -25,7 +25,9 @@ public final class PolicyRegistry {
 
     public static QueuePolicy create(String name) {
         requireKnown(name);
-        return POLICIES.get(name).get();
+        QueuePolicy p = POLICIES.get(name).get();
+        PolicyTraits.check(p);
+        return p;
     }
 
     public static void requireKnown(String name) {

@@ -25,7 +25,9 @@ public final class PriorityAgingPolicy implements QueuePolicy {
 
     @Override public String name() { return "priority"; }
 
-    @Override public BlockingMode blocking() { return BlockingMode.BACKFILL; }
+    private static final PolicyTraits TRAITS = PolicyTraits.of(BlockingMode.BACKFILL);
+
+    @Override public PolicyTraits traits() { return TRAITS; }
 
     public static double effectivePriority(JobState j, long nowMs, double agingPerHour) {
         return j.spec().priority() + agingPerHour * (j.waitedMs(nowMs) / HOUR_MS);

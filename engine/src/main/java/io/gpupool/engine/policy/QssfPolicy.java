@@ -12,9 +12,9 @@ import java.util.Comparator;
 public final class QssfPolicy implements QueuePolicy {
     @Override public String name() { return "qssf"; }
 
-    @Override public BlockingMode blocking() { return BlockingMode.SKIP; }
+    private static final PolicyTraits TRAITS = PolicyTraits.of(BlockingMode.SKIP, PolicyTraits.Trait.ARRIVALS_ONLY_WHEN_SETTLED);
 
-    @Override public boolean arrivalsOnlyWhenSettled() { return true; }
+    @Override public PolicyTraits traits() { return TRAITS; }
 
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {

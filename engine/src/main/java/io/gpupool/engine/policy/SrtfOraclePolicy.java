@@ -3,7 +3,6 @@ package io.gpupool.engine.policy;
 import io.gpupool.engine.JobState;
 import io.gpupool.model.SpecException;
 
-import java.util.Collection;
 import java.util.Comparator;
 
 /**
@@ -11,23 +10,20 @@ import java.util.Comparator;
  * jobs in order of true remaining run time start greedily (skipping those that do not fit), and a
  * running job with a longer remaining time is preempted when that lets a shorter one start.
  */
-public final class SrtfOraclePolicy implements QueuePolicy {
+public final class SrtfOraclePolicy implements QueuePolicy, StandingOrder, Preemption {
     @Override public String name() { return "srtf-oracle"; }
 
-    @Override public BlockingMode blocking() { return BlockingMode.SKIP; }
+    /** Victims are ordered by remaining time, longest first, and allowed when it is longer than the job's. */
+    private static final PolicyTraits TRAITS = PolicyTraits.of(BlockingMode.SKIP, PolicyTraits.Trait.PREEMPTIVE,
+            PolicyTraits.Trait.STANDING_ORDER, PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST, PolicyTraits.Trait.NEEDS_ORACLE);
 
-    @Override public boolean preemptive() { return true; }
+    @Override public PolicyTraits traits() { return TRAITS; }
 
     static long remainingMs(PolicyContext ctx, JobState j) {
         if (ctx.oracle() == null) {
             throw new SpecException("policy srtf-oracle", "policy", "needs true run times, which only the simulator knows");
         }
         return Math.max(0, ctx.oracle().runtimeMs(j.id()) - j.attainedMs(ctx.nowMs()));
-    }
-
-    @Override
-    public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        return JobQueue.sorted(pending, standingOrder(ctx));
     }
 
     /** A waiting job's remaining run time does not change. */
@@ -39,12 +35,6 @@ public final class SrtfOraclePolicy implements QueuePolicy {
     @Override
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
         return remainingMs(ctx, victim) > remainingMs(ctx, job);
-    }
-
-    /** Victims are ordered by remaining time, longest first, and allowed when it is longer than the job's. */
-    @Override
-    public boolean allowedVictimsComeFirst() {
-        return true;
     }
 
     @Override

@@ -10,7 +10,7 @@ import java.util.PriorityQueue;
 import java.util.TreeSet;
 
 /**
- * The pending jobs kept sorted across rounds, for a policy with a {@link QueuePolicy#standingOrder}: a job
+ * The pending jobs kept sorted across rounds, for a policy with a {@link StandingOrder#standingOrder}: a job
  * is inserted when it is queued and removed when it starts, so a round walks the queue from its head and
  * pays only for the jobs it looks at, where sorting every pending job each round costs O(n log n) per
  * round (the dominant cost of replaying a long trace with a long queue).
@@ -20,13 +20,13 @@ import java.util.TreeSet;
  * as the per-round queue would poll them; both changes are applied when the round ends.
  */
 public final class StandingQueue {
-    private final QueuePolicy policy;
+    private final StandingOrder policy;
     private Comparator<JobState> order;
     private final TreeSet<JobState> set;
     private final List<Object[]> deferred = new ArrayList<>();   // {job, Boolean add} in event order
     private boolean inRound;
 
-    public StandingQueue(QueuePolicy policy, PolicyContext ctx) {
+    public StandingQueue(StandingOrder policy, PolicyContext ctx) {
         this.policy = policy;
         this.order = full(policy.standingOrder(ctx));
         this.set = new TreeSet<>((a, b) -> order.compare(a, b));

@@ -1,0 +1,13 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+
+/** A policy rule that keeps a job from starting now, checked before placement (after the tenant's hard limit). */
+@FunctionalInterface
+public interface Admission {
+    /** Why the job may not start now, or null when it may. */
+    String admit(PolicyContext ctx, JobState job);
+
+    /** Admits every job: the rule of a policy that does not implement this interface. */
+    Admission NONE = (ctx, job) -> null;
+}

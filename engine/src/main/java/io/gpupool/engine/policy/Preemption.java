@@ -1,0 +1,48 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * Which running jobs a job that does not fit may stop, and in what order they are taken. Implemented by the
+ * policies that declare {@link PolicyTraits.Trait#PREEMPTIVE}; only preemptible jobs are ever offered as victims.
+ */
+public interface Preemption {
+    /**
+     * Whether {@code job} could preempt anything now, checked before the running jobs are scanned for victims:
+     * false spares that scan when the answer does not depend on the victim (e.g. a tenant above its guarantee
+     * reclaims nothing). Must be true whenever {@link #mayPreempt} is true for some job that was running when the
+     * round began (a job started at the round's instant is never a victim). Called during a round, after that
+     * round's {@link QueueOrder#queue}.
+     */
+    default boolean mayPreemptAny(PolicyContext ctx, JobState job) {
+        return true;
+    }
+
+    /** Whether {@code victim} (running, preemptible) may be stopped so that {@code job} can start. */
+    boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim);
+
+    /**
+     * Whether {@code victim} may be taken for {@code job} on top of the victims already {@code chosen} for it in
+     * the same plan (checked as the plan grows). Default: yes.
+     */
+    default boolean mayAlsoPreempt(PolicyContext ctx, JobState job, JobState victim, List<JobState> chosen) {
+        return true;
+    }
+
+    /** Order in which victims are taken, cheapest first (see {@link #cheapestFirst}). */
+    default Comparator<JobState> victimOrder(PolicyContext ctx) {
+        return cheapestFirst(ctx);
+    }
+
+    /** Lowest priority, least work lost, fewest GPUs, latest arrival first. */
+    static Comparator<JobState> cheapestFirst(PolicyContext ctx) {
+        long now = ctx.nowMs();
+        return Comparator.comparingInt((JobState j) -> j.spec().priority())
+                .thenComparingLong(j -> j.runningForMs(now))
+                .thenComparingDouble(JobState::gpuUnits)
+                .thenComparing(Comparator.comparingLong(JobState::seq).reversed());
+    }
+}

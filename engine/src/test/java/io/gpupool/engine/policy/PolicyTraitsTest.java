@@ -1,0 +1,56 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+import org.junit.jupiter.api.Test;
+
+import java.util.Collection;
+import java.util.Comparator;
+
+import static io.gpupool.engine.policy.PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST;
+import static io.gpupool.engine.policy.PolicyTraits.Trait.ARRIVALS_ONLY_WHEN_SETTLED;
+import static io.gpupool.engine.policy.PolicyTraits.Trait.NEEDS_ORACLE;
+import static io.gpupool.engine.policy.PolicyTraits.Trait.PREEMPTIVE;
+import static io.gpupool.engine.policy.PolicyTraits.Trait.STANDING_ORDER;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Each policy's declared traits, and the check that holds a policy to what it declares. */
+class PolicyTraitsTest {
+
+    @Test
+    void theBuiltInPoliciesDeclareTheirCharacteristics() {
+        assertThat(PolicyRegistry.create("fcfs").traits()).isEqualTo(PolicyTraits.of(BlockingMode.STRICT, STANDING_ORDER));
+        assertThat(PolicyRegistry.create("fcfs-backfill").traits().blocking()).isEqualTo(BlockingMode.BACKFILL);
+        assertThat(PolicyRegistry.create("priority").traits().traits()).isEmpty();
+        assertThat(PolicyRegistry.create("fair-share").traits().traits()).containsExactlyInAnyOrder(PREEMPTIVE, ARRIVALS_ONLY_WHEN_SETTLED);
+        assertThat(PolicyRegistry.create("qssf").traits().traits()).containsExactly(ARRIVALS_ONLY_WHEN_SETTLED);
+        assertThat(PolicyRegistry.create("las").traits().traits()).containsExactlyInAnyOrder(PREEMPTIVE, STANDING_ORDER, ALLOWED_VICTIMS_COME_FIRST);
+        assertThat(PolicyRegistry.create("srtf-oracle").traits().has(NEEDS_ORACLE)).isTrue();
+        assertThat(PolicyRegistry.create("fair-share")).isInstanceOf(Admission.class).isInstanceOf(Preemption.class);
+    }
+
+    /** A policy that says it preempts but has no preemption rule, or has one it does not declare. */
+    private record Declared(PolicyTraits traits) implements QueuePolicy {
+        @Override public String name() { return "test"; }
+        @Override public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) { return JobQueue.sorted(pending, Comparator.comparingLong(JobState::seq)); }
+    }
+
+    private record Preempting(PolicyTraits traits) implements QueuePolicy, Preemption {
+        @Override public String name() { return "test"; }
+        @Override public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) { return JobQueue.sorted(pending, Comparator.comparingLong(JobState::seq)); }
+        @Override public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) { return true; }
+    }
+
+    @Test
+    void aDeclarationThatDisagreesWithTheInterfacesIsRefused() {
+        assertThatThrownBy(() -> PolicyTraits.check(new Declared(PolicyTraits.of(BlockingMode.SKIP, PREEMPTIVE))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("PREEMPTIVE");
+        assertThatThrownBy(() -> PolicyTraits.check(new Preempting(PolicyTraits.of(BlockingMode.SKIP))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("PREEMPTIVE");
+        assertThatThrownBy(() -> PolicyTraits.check(new Declared(PolicyTraits.of(BlockingMode.SKIP, STANDING_ORDER))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("STANDING_ORDER");
+        assertThatThrownBy(() -> PolicyTraits.check(new Declared(PolicyTraits.of(BlockingMode.SKIP, ALLOWED_VICTIMS_COME_FIRST))))
+                .isInstanceOf(IllegalStateException.class);
+        PolicyTraits.check(new Preempting(PolicyTraits.of(BlockingMode.SKIP, PREEMPTIVE, ALLOWED_VICTIMS_COME_FIRST)));
+    }
+}
