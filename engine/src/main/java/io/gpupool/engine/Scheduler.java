@@ -20,6 +20,7 @@ import io.gpupool.engine.policy.RuntimeOracle;
 import io.gpupool.engine.policy.RuntimePredictor;
 import io.gpupool.engine.policy.StandingOrder;
 import io.gpupool.engine.policy.StandingQueue;
+import io.gpupool.engine.policy.UsageHalfLife;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
@@ -97,14 +98,14 @@ public final class Scheduler {
         this.oracle = oracle;
         this.predictor = new HistoryMedianPredictor(config.defaultRuntimeMs());
         this.ledger = new TenantLedger(config.tenants(), cluster.totalMilli() / 1000.0, cluster.totalMemoryMib(),
-                config.fairShareHalfLifeMs(), 0);
+                TenantLedger.DEFAULT_HALF_LIFE_MS, 0);
         reconfigure(config);
     }
 
     /** Applies a new policy, placement and tenant configuration; running jobs keep their GPUs. */
     public void reconfigure(SchedulerConfig newConfig) {
         settled = false;
-        QueuePolicy p = PolicyRegistry.create(newConfig.policy());
+        QueuePolicy p = PolicyRegistry.create(newConfig.policy(), newConfig.policyArgs());
         if (p.traits().has(PolicyTraits.Trait.NEEDS_ORACLE) && oracle == null) {
             throw new io.gpupool.model.SpecException("scheduler", "policy", p.name() + " needs true run times, which only the simulator knows");
         }
@@ -121,7 +122,7 @@ public final class Scheduler {
         }
         this.pipeline = pl;
         blockedAtVersion = -1;
-        ledger.reconfigure(newConfig.tenants(), newConfig.fairShareHalfLifeMs());
+        ledger.reconfigure(newConfig.tenants(), p instanceof UsageHalfLife u ? u.usageHalfLifeMs() : TenantLedger.DEFAULT_HALF_LIFE_MS);
     }
 
     public void setPredictor(RuntimePredictor predictor) {
@@ -339,7 +340,7 @@ public final class Scheduler {
         Set<String> noVictims = new HashSet<>();
         PreemptionPlanner planner = null;
         Reservation reservation = null;
-        int backfillLeft = config.backfillDepth();
+        int backfillLeft = traits.backfillDepth();
         JobState job;
         while ((job = queue.poll()) != null) {
             if (job.status != JobStatus.PENDING || job.holdReason != null) continue;
@@ -355,7 +356,7 @@ public final class Scheduler {
             }
             if (reservation != null) {
                 if (backfillLeft-- <= 0) {
-                    round.unreached = "waits: not considered for backfill (more than " + config.backfillDepth() + " jobs behind " + reservation.jobId() + ")";
+                    round.unreached = "waits: not considered for backfill (more than " + traits.backfillDepth() + " jobs behind " + reservation.jobId() + ")";
                     break;
                 }
                 boolean endsBeforeReservation = nowMs + ctx.expectedRuntimeMs(job) <= reservation.atMs();

@@ -27,6 +27,9 @@ public final class TenantLedger {
         public double gpuMsTotal() { return gpuMsTotal; }
     }
 
+    /** Half-life of past usage unless the policy that reads it says otherwise ({@code UsageHalfLife}). */
+    public static final long DEFAULT_HALF_LIFE_MS = 3_600_000L;
+
     private Map<String, TenantConfig> configured;
     private final Map<String, Account> accounts = new LinkedHashMap<>();
     private double totalGpus;

@@ -1,5 +1,6 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.policy.LasPolicy;
 import org.junit.jupiter.api.Test;
 
 import static io.gpupool.engine.TestPools.A100;
@@ -46,7 +47,7 @@ class HoldTest {
     @Test
     void aDriverCanHaveEveryPreemptedJobHeldFromTheMomentItIsPreempted() {
         // las with a 100 GPU-s threshold: "old" has run 200 s on the only GPU, "new" arrives and takes it
-        Scheduler s = new Scheduler(pool(1, 1, A100), SchedulerConfig.defaults("las").withLasThresholdsGpuSec(java.util.List.of(100.0)));
+        Scheduler s = new Scheduler(pool(1, 1, A100), SchedulerConfig.defaults("las").withPolicyArgs(new LasPolicy.Args(java.util.List.of(100.0))));
         s.holdPreemptedJobs("its attempt is still stopping");
         s.submit(job("old", 1).build(), 0);
         s.schedule(0);

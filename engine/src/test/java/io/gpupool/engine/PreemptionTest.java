@@ -1,5 +1,6 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.policy.LasPolicy;
 import io.gpupool.engine.state.GpuGrant;
 import org.junit.jupiter.api.Test;
 
@@ -19,7 +20,7 @@ class PreemptionTest {
     private static final String NODE = "a100-80gb-0";
 
     private static Scheduler las(int gpus) {
-        return new Scheduler(pool(1, gpus, A100), SchedulerConfig.defaults("las").withLasThresholdsGpuSec(List.of(100.0)));
+        return new Scheduler(pool(1, gpus, A100), SchedulerConfig.defaults("las").withPolicyArgs(new LasPolicy.Args(List.of(100.0))));
     }
 
     private static void submit(Scheduler s, String id, int gpus, int priority, long nowMs) {

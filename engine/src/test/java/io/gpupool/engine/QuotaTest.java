@@ -1,5 +1,6 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.policy.FairSharePolicy;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
@@ -18,7 +19,7 @@ class QuotaTest {
     private static Scheduler fairShare(int gpus, TenantConfig... tenants) {
         Map<String, TenantConfig> byName = new java.util.HashMap<>();
         for (TenantConfig t : tenants) byName.put(t.name(), t);
-        return new Scheduler(pool(1, gpus, A100), SchedulerConfig.defaults("fair-share").withFairShareHalfLifeMs(0).withTenants(byName));
+        return new Scheduler(pool(1, gpus, A100), SchedulerConfig.defaults("fair-share").withPolicyArgs(new FairSharePolicy.Args(0)).withTenants(byName));
     }
 
     private static void submit(Scheduler s, String id, String tenant, int gpus, long nowMs) {

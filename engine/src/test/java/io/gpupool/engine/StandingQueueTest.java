@@ -1,6 +1,7 @@
 package io.gpupool.engine;
 
 import io.gpupool.engine.policy.JobQueue;
+import io.gpupool.engine.policy.LasPolicy;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.PolicyRegistry;
 import io.gpupool.engine.policy.QueuePolicy;
@@ -31,9 +32,11 @@ class StandingQueueTest {
     void pollsInThePerRoundOrderForEveryPolicyWithAStandingOrder() {
         List<String> compared = new ArrayList<>();
         for (String name : PolicyRegistry.names()) {
-            QueuePolicy policy = PolicyRegistry.create(name);
+            SchedulerConfig config = SchedulerConfig.defaults(name);
+            if (name.equals("las")) config = config.withPolicyArgs(new LasPolicy.Args(List.of(50.0, 500.0)));
+            QueuePolicy policy = PolicyRegistry.create(name, config.policyArgs());
             // a policy without a standing order is sorted every round: nothing to compare
-            for (long seed = 1; seed <= 30 && compare(name, policy, seed); seed++) {
+            for (long seed = 1; seed <= 30 && compare(name, config, policy, seed); seed++) {
                 if (seed == 1) compared.add(name);
             }
         }
@@ -41,11 +44,10 @@ class StandingQueueTest {
     }
 
     /** Random rounds; false when the policy keeps no standing order. */
-    private boolean compare(String name, QueuePolicy any, long seed) {
+    private boolean compare(String name, SchedulerConfig config, QueuePolicy any, long seed) {
         if (!(any instanceof StandingOrder policy)) return false;
         SplittableRandom rnd = new SplittableRandom(seed);
         Map<String, Long> runtimes = new LinkedHashMap<>();
-        SchedulerConfig config = SchedulerConfig.defaults(name).withLasThresholdsGpuSec(List.of(50.0, 500.0));
         PolicyContext ctx0 = new PolicyContext(0, config, new io.gpupool.engine.state.ClusterState(POOL), null,
                 new io.gpupool.engine.policy.HistoryMedianPredictor(3_600_000), runtimes::get, List.of());
         StandingQueue standing = new StandingQueue(policy, ctx0);

@@ -1,5 +1,6 @@
 package io.gpupool.sim;
 
+import io.gpupool.engine.policy.FairSharePolicy;
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.GpuDevice;
@@ -131,7 +132,7 @@ class HandComputedMetricsTest {
         SimulationResult fcfs = new Simulator(oneNode(2), SchedulerConfig.defaults("fcfs")).run(trace);
         assertThat(fcfs.jainFairness()).isCloseTo(0.5, within(EPS));
         // fair share: a1 and b1 first: x = (1, 1), Jain 1
-        SimulationResult fair = new Simulator(oneNode(2), SchedulerConfig.defaults("fair-share").withFairShareHalfLifeMs(0)).run(trace);
+        SimulationResult fair = new Simulator(oneNode(2), SchedulerConfig.defaults("fair-share").withPolicyArgs(new FairSharePolicy.Args(0))).run(trace);
         assertThat(fair.jainFairness()).isCloseTo(1.0, within(EPS));
         // the totals are the same under both: every tenant got all it asked for in the end
         assertThat(tenant(fcfs, "a").gpuHours()).isEqualTo(tenant(fair, "a").gpuHours());

@@ -1,5 +1,7 @@
 package io.gpupool.sim;
 
+import io.gpupool.engine.policy.FairSharePolicy;
+import io.gpupool.engine.policy.LasPolicy;
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.TenantConfig;
 import io.gpupool.model.ClusterSpec;
@@ -103,10 +105,10 @@ class HandComputedPolicyTest {
                 job("B", 10, 100, 2, b -> b.priority(0)),
                 job("C", 20, 100, 2, b -> b.priority(5)));
         // aging 1 per hour: at t=100 B is at 0.025, C at 5.022: C first
-        assertThat(run(oneNode(2), SchedulerConfig.defaults("priority").withAgingPerHour(1), trace))
+        assertThat(run(oneNode(2), SchedulerConfig.defaults("priority").withPolicyArgs(Map.of("agingPerHour", 1)), trace))
                 .containsExactly("A 0 100", "B 200 300", "C 100 200");
         // aging 1 per second: at t=100 B is at 90, C at 5 + 80 = 85: B first
-        assertThat(run(oneNode(2), SchedulerConfig.defaults("priority").withAgingPerHour(3600), trace))
+        assertThat(run(oneNode(2), SchedulerConfig.defaults("priority").withPolicyArgs(Map.of("agingPerHour", 3600)), trace))
                 .containsExactly("A 0 100", "B 100 200", "C 200 300");
     }
 
@@ -117,7 +119,7 @@ class HandComputedPolicyTest {
                 job("a2", 0, 100, 1, b -> b.tenant("a")),
                 job("a3", 0, 100, 1, b -> b.tenant("a")),
                 job("b1", 0, 100, 1, b -> b.tenant("b")));
-        SchedulerConfig fair = SchedulerConfig.defaults("fair-share").withFairShareHalfLifeMs(0);
+        SchedulerConfig fair = SchedulerConfig.defaults("fair-share").withPolicyArgs(new FairSharePolicy.Args(0));
         assertThat(run(oneNode(2), fair, trace)).containsExactly("a1 0 100", "a2 100 200", "a3 100 200", "b1 0 100");
         assertThat(run(oneNode(2), SchedulerConfig.defaults("fcfs"), trace)).containsExactly("a1 0 100", "a2 0 100", "a3 100 200", "b1 100 200");
     }
@@ -128,7 +130,7 @@ class HandComputedPolicyTest {
         List<TraceJob> trace = new ArrayList<>();
         for (int i = 0; i < 4; i++) trace.add(job("a" + i, 0, 100, 1, b -> b.tenant("a")));
         for (int i = 0; i < 4; i++) trace.add(job("b" + i, 0, 100, 1, b -> b.tenant("b")));
-        SchedulerConfig cfg = SchedulerConfig.defaults("fair-share").withFairShareHalfLifeMs(0)
+        SchedulerConfig cfg = SchedulerConfig.defaults("fair-share").withPolicyArgs(new FairSharePolicy.Args(0))
                 .withTenants(Map.of("a", new TenantConfig("a", 3, 0, 0), "b", new TenantConfig("b", 1, 0, 0)));
         assertThat(run(oneNode(4), cfg, trace)).startsWith("a0 0 100", "a1 0 100", "a2 0 100", "a3 100 200", "b0 0 100", "b1 100 200");
     }
@@ -140,7 +142,7 @@ class HandComputedPolicyTest {
                 job("b1", 0, 100, 2, b -> b.tenant("b")),
                 job("b2", 0, 100, 2, b -> b.tenant("b")),
                 job("a1", 50, 100, 2, b -> b.tenant("a")));
-        SchedulerConfig cfg = SchedulerConfig.defaults("fair-share").withFairShareHalfLifeMs(0)
+        SchedulerConfig cfg = SchedulerConfig.defaults("fair-share").withPolicyArgs(new FairSharePolicy.Args(0))
                 .withTenants(Map.of("a", new TenantConfig("a", 1, 2, 0), "b", new TenantConfig("b", 1, 2, 0)));
         // b2 (the later job) is preempted at 50 with 50 s done; it resumes at 150 and needs 50 s more
         assertThat(run(oneNode(4), cfg, trace)).containsExactly("b1 0 100", "b2 0 150", "a1 50 150");
@@ -159,7 +161,7 @@ class HandComputedPolicyTest {
     void lasDemotesAtTheThresholdAndPreemptsForNewJobs() {
         // threshold 100 GPU-s: A drops to queue 1 at t=100, then B (queue 0) preempts it; A resumes at 200
         List<TraceJob> trace = List.of(job("A", 0, 300, 1), job("B", 50, 100, 1));
-        SchedulerConfig cfg = SchedulerConfig.defaults("las").withLasThresholdsGpuSec(List.of(100.0));
+        SchedulerConfig cfg = SchedulerConfig.defaults("las").withPolicyArgs(new LasPolicy.Args(List.of(100.0)));
         SimulationResult r = new Simulator(oneNode(1), cfg).run(trace);
         assertThat(run(oneNode(1), cfg, trace)).containsExactly("A 0 400", "B 100 200");
         assertThat(r.preemptions()).isEqualTo(1);

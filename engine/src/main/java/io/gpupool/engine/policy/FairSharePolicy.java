@@ -18,8 +18,25 @@ import java.util.Map;
  * tenants below their guarantee go first. Idle quota is lent: a tenant may run beyond its guarantee
  * with preemptible jobs, and a tenant below its guarantee reclaims by preempting such borrowers.
  */
-public final class FairSharePolicy implements QueuePolicy, Admission, Preemption {
+public final class FairSharePolicy implements QueuePolicy, Admission, Preemption, UsageHalfLife {
+    /** @param halfLifeMs half-life of past usage in ms (0 = only what is held now counts) */
+    public record Args(long halfLifeMs) implements PolicyArgs {
+        public static final Args DEFAULTS = new Args(TenantLedger.DEFAULT_HALF_LIFE_MS);
+
+        public Args {
+            PolicyArgs.require(halfLifeMs >= 0, "fair-share", "halfLifeMs", "must be >= 0, got " + halfLifeMs);
+        }
+    }
+
+    private final long halfLifeMs;
+
+    public FairSharePolicy(Args args) {
+        this.halfLifeMs = args.halfLifeMs();
+    }
+
     @Override public String name() { return "fair-share"; }
+
+    @Override public long usageHalfLifeMs() { return halfLifeMs; }
 
     private static final PolicyTraits TRAITS = PolicyTraits.of(BlockingMode.SKIP, PolicyTraits.Trait.PREEMPTIVE,
             PolicyTraits.Trait.ARRIVALS_ONLY_WHEN_SETTLED);

@@ -12,6 +12,26 @@ import java.util.OptionalLong;
  * inside a queue. A pending job preempts running jobs of strictly later queues.
  */
 public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
+    /** @param thresholdsGpuSec attained GPU-seconds at which a job drops to the next queue (positive, increasing) */
+    public record Args(List<Double> thresholdsGpuSec) implements PolicyArgs {
+        public static final Args DEFAULTS = new Args(List.of(3600.0, 36_000.0));
+
+        public Args {
+            thresholdsGpuSec = List.copyOf(thresholdsGpuSec);
+            double prev = 0;
+            for (double t : thresholdsGpuSec) {
+                PolicyArgs.require(t > prev, "las", "thresholdsGpuSec", "must be positive and increasing, got " + thresholdsGpuSec);
+                prev = t;
+            }
+        }
+    }
+
+    private final List<Double> thresholds;
+
+    public LasPolicy(Args args) {
+        this.thresholds = args.thresholdsGpuSec();
+    }
+
     @Override public String name() { return "las"; }
 
     /** Victims are ordered by queue, latest first, and allowed in a queue later than the job's. */
@@ -36,42 +56,38 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
      */
     @Override
     public Comparator<JobState> standingOrder(PolicyContext ctx) {
-        List<Double> th = ctx.config().lasThresholdsGpuSec();
         long now = ctx.nowMs();
         highestQueue = 0;
-        for (JobState j : ctx.running()) highestQueue = Math.max(highestQueue, queueOf(j, now, th));
-        return Comparator.comparingInt((JobState j) -> queueOf(j, now, th)).thenComparingLong(j -> j.spec().submitTimeMs());
+        for (JobState j : ctx.running()) highestQueue = Math.max(highestQueue, queueOf(j, now, thresholds));
+        return Comparator.comparingInt((JobState j) -> queueOf(j, now, thresholds)).thenComparingLong(j -> j.spec().submitTimeMs());
     }
 
     /** Only a job below the highest queue in use this round has a later queue to take GPUs from. */
     @Override
     public boolean mayPreemptAny(PolicyContext ctx, JobState job) {
-        return queueOf(job, ctx.nowMs(), ctx.config().lasThresholdsGpuSec()) < highestQueue;
+        return queueOf(job, ctx.nowMs(), thresholds) < highestQueue;
     }
 
     @Override
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
-        List<Double> th = ctx.config().lasThresholdsGpuSec();
-        return queueOf(victim, ctx.nowMs(), th) > queueOf(job, ctx.nowMs(), th);
+        return queueOf(victim, ctx.nowMs(), thresholds) > queueOf(job, ctx.nowMs(), thresholds);
     }
 
     @Override
     public Comparator<JobState> victimOrder(PolicyContext ctx) {
-        List<Double> th = ctx.config().lasThresholdsGpuSec();
         long now = ctx.nowMs();
-        return Comparator.comparingInt((JobState j) -> -queueOf(j, now, th)).thenComparing(Preemption.cheapestFirst(ctx));
+        return Comparator.comparingInt((JobState j) -> -queueOf(j, now, thresholds)).thenComparing(Preemption.cheapestFirst(ctx));
     }
 
     /** The next moment a running job crosses a threshold and drops a queue. */
     @Override
     public OptionalLong nextReevaluationMs(PolicyContext ctx) {
-        List<Double> th = ctx.config().lasThresholdsGpuSec();
         long now = ctx.nowMs();
         long best = Long.MAX_VALUE;
         for (JobState j : ctx.running()) {
-            int q = queueOf(j, now, th);
-            if (q >= th.size() || j.gpuUnits() <= 0) continue;
-            double needGpuMs = th.get(q) * 1000.0 - j.attainedGpuMs(now);
+            int q = queueOf(j, now, thresholds);
+            if (q >= thresholds.size() || j.gpuUnits() <= 0) continue;
+            double needGpuMs = thresholds.get(q) * 1000.0 - j.attainedGpuMs(now);
             long at = now + Math.max(1, (long) Math.ceil(needGpuMs / j.gpuUnits()));
             best = Math.min(best, at);
         }

@@ -7,10 +7,12 @@ import java.util.Set;
  * What a policy declares about itself, read by the round instead of asking the policy job by job (as Caffeine's
  * simulator declares each policy's characteristics). {@link #check} holds a policy to its declaration.
  *
- * @param blocking what the round does when the next job in order does not fit
- * @param traits   the policy's characteristics; each carries the rule the policy must keep to declare it
+ * @param blocking      what the round does when the next job in order does not fit
+ * @param backfillDepth {@link BlockingMode#BACKFILL}: queued jobs behind a reserved one that backfill considers per
+ *                      round (the policy's {@code backfillDepth} setting); 0 for the other modes
+ * @param traits        the policy's characteristics; each carries the rule the policy must keep to declare it
  */
-public record PolicyTraits(BlockingMode blocking, Set<Trait> traits) {
+public record PolicyTraits(BlockingMode blocking, int backfillDepth, Set<Trait> traits) {
 
     /** A characteristic the round relies on. */
     public enum Trait {
@@ -42,11 +44,20 @@ public record PolicyTraits(BlockingMode blocking, Set<Trait> traits) {
     }
 
     public PolicyTraits {
+        if ((blocking == BlockingMode.BACKFILL) != (backfillDepth > 0)) {
+            throw new IllegalArgumentException("a backfill depth (>= 1) goes with BACKFILL and only with it, got " + blocking + " " + backfillDepth);
+        }
         traits = traits.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(traits));
     }
 
+    /** A policy that stops ({@link BlockingMode#STRICT}) or goes on ({@link BlockingMode#SKIP}) at a job that does not fit. */
     public static PolicyTraits of(BlockingMode blocking, Trait... traits) {
-        return new PolicyTraits(blocking, Set.of(traits));
+        return new PolicyTraits(blocking, 0, Set.of(traits));
+    }
+
+    /** A policy whose first job that does not fit gets an EASY reservation, {@code depth} jobs behind it being tried. */
+    public static PolicyTraits backfill(int depth, Trait... traits) {
+        return new PolicyTraits(BlockingMode.BACKFILL, depth, Set.of(traits));
     }
 
     public boolean has(Trait t) {

@@ -23,11 +23,30 @@ public final class PriorityAgingPolicy implements QueuePolicy {
     /** Bound on the priority term, so that adding the wait never overflows. */
     private static final double MAX_PRIORITY_MS = 1e18;
 
+    /**
+     * @param agingPerHour  effective priority gained per hour of waiting (0 = plain priority)
+     * @param backfillDepth queued jobs behind the reserved top job that backfill considers per round
+     */
+    public record Args(double agingPerHour, int backfillDepth) implements PolicyArgs {
+        public static final Args DEFAULTS = new Args(1.0, PolicyArgs.DEFAULT_BACKFILL_DEPTH);
+
+        public Args {
+            PolicyArgs.require(agingPerHour >= 0 && Double.isFinite(agingPerHour), "priority", "agingPerHour", "must be >= 0, got " + agingPerHour);
+            PolicyArgs.requireBackfillDepth("priority", backfillDepth);
+        }
+    }
+
+    private final double agingPerHour;
+    private final PolicyTraits traits;
+
+    public PriorityAgingPolicy(Args args) {
+        this.agingPerHour = args.agingPerHour();
+        this.traits = PolicyTraits.backfill(args.backfillDepth());
+    }
+
     @Override public String name() { return "priority"; }
 
-    private static final PolicyTraits TRAITS = PolicyTraits.of(BlockingMode.BACKFILL);
-
-    @Override public PolicyTraits traits() { return TRAITS; }
+    @Override public PolicyTraits traits() { return traits; }
 
     public static double effectivePriority(JobState j, long nowMs, double agingPerHour) {
         return j.spec().priority() + agingPerHour * (j.waitedMs(nowMs) / HOUR_MS);
@@ -45,7 +64,7 @@ public final class PriorityAgingPolicy implements QueuePolicy {
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
         long now = ctx.nowMs();
-        double rate = ctx.config().agingPerHour();
+        double rate = agingPerHour;
         if (rate <= 0) return JobQueue.sorted(pending, Comparator.comparingInt((JobState j) -> -j.spec().priority()));
         return JobQueue.sorted(pending, Comparator.comparingLong((JobState j) -> -agedWaitMs(j, now, rate)));
     }

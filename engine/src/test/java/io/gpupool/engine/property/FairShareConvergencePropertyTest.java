@@ -1,5 +1,6 @@
 package io.gpupool.engine.property;
 
+import io.gpupool.engine.policy.FairSharePolicy;
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.RoundResult;
 import io.gpupool.engine.Scheduler;
@@ -108,7 +109,7 @@ class FairShareConvergencePropertyTest {
     static Map<String, Double> simulate(List<Integer> weights, long halfLifeMs, int gpus, long runMs) {
         Map<String, TenantConfig> tenants = new LinkedHashMap<>();
         for (int i = 0; i < weights.size(); i++) tenants.put("t" + i, new TenantConfig("t" + i, weights.get(i), 0, 0));
-        SchedulerConfig cfg = SchedulerConfig.defaults("fair-share").withTenants(tenants).withFairShareHalfLifeMs(halfLifeMs);
+        SchedulerConfig cfg = SchedulerConfig.defaults("fair-share").withTenants(tenants).withPolicyArgs(new FairSharePolicy.Args(halfLifeMs));
         Scheduler s = new Scheduler(PropertyPools.poolOf(gpus, PropertyPools.A100), cfg);
         long horizon = RUN_TIMES * runMs;
         TreeMap<Long, List<String>> ends = new TreeMap<>();

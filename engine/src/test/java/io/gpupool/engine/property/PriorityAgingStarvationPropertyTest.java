@@ -102,7 +102,7 @@ class PriorityAgingStarvationPropertyTest {
     static Outcome simulate(int gpus, int lowGpus, double agingPerHour, long streamEndMs, boolean streamEstimates) {
         long runMs = gpus * SLOT_MS;
         long slot = runMs / gpus;
-        SchedulerConfig cfg = SchedulerConfig.defaults("priority").withAgingPerHour(agingPerHour);
+        SchedulerConfig cfg = SchedulerConfig.defaults("priority").withPolicyArgs(java.util.Map.of("agingPerHour", agingPerHour));
         Scheduler s = new Scheduler(PropertyPools.uniform(1, gpus, PropertyPools.A100), cfg);
         TreeMap<Long, List<JobSpec>> arrivals = new TreeMap<>();
         java.util.Map<String, Long> runTimes = new java.util.HashMap<>();

@@ -6,9 +6,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.TenantConfig;
 import io.gpupool.engine.placement.PlacementConfig;
+import io.gpupool.engine.policy.FairSharePolicy;
+import io.gpupool.engine.policy.PolicyArgs;
 import io.gpupool.engine.policy.PolicyRegistry;
+import io.gpupool.engine.policy.PolicyType;
+import io.gpupool.engine.policy.PriorityAgingPolicy;
 import io.gpupool.model.SpecException;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -23,9 +28,8 @@ public record SchedulerSettings(String policy, String placement, double agingPer
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public static SchedulerSettings defaults(String policy) {
-        SchedulerConfig d = SchedulerConfig.defaults(policy);
-        return new SchedulerSettings(policy, "binpack,topology", d.agingPerHour(), d.fairShareHalfLifeMs() / 1000,
-                d.backfillDepth(), d.defaultRuntimeMs() / 1000);
+        return new SchedulerSettings(policy, "binpack,topology", PriorityAgingPolicy.Args.DEFAULTS.agingPerHour(),
+                FairSharePolicy.Args.DEFAULTS.halfLifeMs() / 1000, PolicyArgs.DEFAULT_BACKFILL_DEPTH, SchedulerConfig.DEFAULT_RUNTIME_MS / 1000);
     }
 
     /** A full or partial update over {@code base}; every given field is validated. */
@@ -49,10 +53,15 @@ public record SchedulerSettings(String policy, String placement, double agingPer
                 f.integer("defaultRuntimeSec", base.defaultRuntimeSec, 1, 365L * 24 * 3600));
     }
 
+    /** The engine's configuration: of the policy settings here, those the policy has (the others keep their defaults). */
     public SchedulerConfig toConfig(Map<String, TenantConfig> tenants) {
-        SchedulerConfig d = SchedulerConfig.defaults(policy);
-        return new SchedulerConfig(policy, PlacementConfig.parse(placement), tenants, agingPerHour, fairShareHalfLifeSec * 1000,
-                d.lasThresholdsGpuSec(), backfillDepth, defaultRuntimeSec * 1000);
+        PolicyType<?> type = PolicyRegistry.type(policy);
+        Map<String, Object> args = new LinkedHashMap<>();
+        args.put("agingPerHour", agingPerHour);
+        args.put("halfLifeMs", fairShareHalfLifeSec * 1000);
+        args.put("backfillDepth", backfillDepth);
+        args.keySet().retainAll(type.argNames());
+        return new SchedulerConfig(policy, type.parseArgs(args), PlacementConfig.parse(placement), tenants, defaultRuntimeSec * 1000);
     }
 
     public String toJson() {
