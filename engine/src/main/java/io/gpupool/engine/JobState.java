@@ -21,7 +21,7 @@ public final class JobState {
     int preemptions;
     String waitReason = "not yet considered";
     long reasonRound = -1;
-    String shapeKey; // the scheduler's shape key, computed once: rounds over long queues ask for it per job
+    private String shapeKey; // computed once: rounds over long queues ask for it per job
     String holdReason; // non-null while the job is held (Scheduler.hold): it stays queued but is not placed
     private final RoundNote round;
 
@@ -60,12 +60,25 @@ public final class JobState {
         if (status == JobStatus.REJECTED || reasonRound == round.number) return waitReason;
         return reasonRound < 0 && round.number < 0 ? waitReason : round.unreached;
     }
-    /** Start of the current run, or -1 when not running. */
     /** Why the job is held, or null when it is not ({@link Scheduler#hold}). */
     public String holdReason() { return holdReason; }
+    /** Start of the current run, or -1 when not running. */
     public long runStartMs() { return runStartMs; }
     /** When the job last entered the queue (submission or preemption). */
     public long queuedSinceMs() { return queuedSinceMs; }
+
+    /**
+     * Jobs with the same key fit or fail together within a round (capacity only shrinks): gang shape, share, memory,
+     * NVLink rule, allowed models and host request.
+     */
+    public String shapeKey() {
+        if (shapeKey == null) {
+            JobSpec s = spec;
+            shapeKey = s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels())
+                    + (s.host().requested() ? "/" + s.host().cpuMilli() + "/" + s.host().memoryMib() : "");
+        }
+        return shapeKey;
+    }
 
     /** Wall-clock run time so far, over all runs. */
     public long attainedMs(long nowMs) {

@@ -5,26 +5,23 @@ import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.engine.placement.PlacementPipeline;
 import io.gpupool.engine.placement.PlacementResult;
-import io.gpupool.engine.placement.ReplicaDemand;
 import io.gpupool.engine.placement.WorkloadProfile;
-import io.gpupool.engine.policy.Admission;
-import io.gpupool.engine.policy.BlockingMode;
 import io.gpupool.engine.policy.HistoryMedianPredictor;
-import io.gpupool.engine.policy.JobQueue;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.PolicyRegistry;
 import io.gpupool.engine.policy.PolicyTraits;
-import io.gpupool.engine.policy.Preemption;
 import io.gpupool.engine.policy.QueuePolicy;
 import io.gpupool.engine.policy.RuntimeOracle;
 import io.gpupool.engine.policy.RuntimePredictor;
 import io.gpupool.engine.policy.StandingOrder;
 import io.gpupool.engine.policy.StandingQueue;
 import io.gpupool.engine.policy.UsageHalfLife;
+import io.gpupool.engine.round.PolicyParts;
+import io.gpupool.engine.round.Round;
+import io.gpupool.engine.round.RoundJobs;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
-import io.gpupool.engine.state.NodeState;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.JobSpec;
 
@@ -32,7 +29,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,9 +41,10 @@ import java.util.Set;
  * scheduler all drive this one class; it does no I/O and reads no clock (callers pass "now"), so the same
  * inputs always give the same decisions.
  *
- * <p>A round ({@link #schedule}) asks the policy for the order of pending jobs and walks it: each job
- * goes through the placement pipeline; one that does not fit may preempt (preemptive policies), then
- * blocks (strict), gets a reservation that later jobs must not delay (backfill), or is passed over.
+ * <p>This class is the front door: the job lifecycle (submit, start, complete, cancel, preempt, hold), the nodes
+ * and the views. A round ({@link #schedule}) is the {@link Round}'s: it asks the policy for the order of pending
+ * jobs and walks it; each job goes through the placement pipeline; one that does not fit may preempt (preemptive
+ * policies), then blocks (strict), gets a reservation that later jobs must not delay (backfill), or is passed over.
  */
 public final class Scheduler {
     private final ClusterState cluster;
@@ -58,35 +55,15 @@ public final class Scheduler {
     private final Map<String, JobState> running = new LinkedHashMap<>();
     private SchedulerConfig config;
     private QueuePolicy policy;
-    private PolicyTraits traits;
-    private Admission admission;
-    private Preemption preemption;      // null: the policy never preempts
     private PlacementPipeline pipeline;
     private StandingQueue standing;     // pending jobs kept in order, for policies with a standing order
     private RuntimePredictor predictor;
     private final RuntimeOracle oracle;
-    private BatchPlacer batchPlacer;
     private final List<FilterPlugin> driverFilters = new ArrayList<>();
-    private final JobState.RoundNote round = new JobState.RoundNote();
+    private final JobState.RoundNote roundNote = new JobState.RoundNote();
+    private final Round round;
     private long seq;
     private long lastNowMs = Long.MIN_VALUE;
-    // Shapes whose placement failed when the cluster was at version blockedAtVersion, with the reason. While
-    // the state is unchanged they fail again: a blocked head costs O(1) per round until capacity changes
-    // (long replays have millions of rounds where only arrivals happen).
-    private final Map<String, String> blockedShapes = new HashMap<>();
-    private long blockedAtVersion = -1;
-    // A settled scheduler: the last round started and preempted nothing, and since then only jobs arrived
-    // (every other change clears the flag) with the cluster still at settledVersion. For a policy whose
-    // refusals do not depend on time (QueuePolicy.arrivalsOnlyWhenSettled), the next round need only try the
-    // arrivals: every older job would be refused again. A service with tens of thousands of queued jobs on a
-    // full pool then pays per round for what arrived, not for the whole queue.
-    private boolean settled;
-    private long settledVersion = -1;
-    private final List<JobState> arrivals = new ArrayList<>();
-    private String preemptedHold; // non-null: a job a round preempts is held with this reason (holdPreemptedJobs)
-
-    /** A reservation of GPUs for a blocked job from {@code atMs} (EASY backfill). */
-    private record Reservation(String jobId, long atMs, Set<Long> gpus) {}
 
     public Scheduler(ClusterSpec spec, SchedulerConfig config) {
         this(spec, config, null);
@@ -96,6 +73,7 @@ public final class Scheduler {
     public Scheduler(ClusterSpec spec, SchedulerConfig config, RuntimeOracle oracle) {
         this.cluster = new ClusterState(spec);
         this.oracle = oracle;
+        this.round = new Round(cluster, profile, new Jobs());
         this.predictor = new HistoryMedianPredictor(config.defaultRuntimeMs());
         this.ledger = new TenantLedger(config.tenants(), cluster.totalMilli() / 1000.0, cluster.totalMemoryMib(),
                 TenantLedger.DEFAULT_HALF_LIFE_MS, 0);
@@ -104,7 +82,7 @@ public final class Scheduler {
 
     /** Applies a new policy, placement and tenant configuration; running jobs keep their GPUs. */
     public void reconfigure(SchedulerConfig newConfig) {
-        settled = false;
+        round.unsettle();
         QueuePolicy p = PolicyRegistry.create(newConfig.policy(), newConfig.policyArgs());
         if (p.traits().has(PolicyTraits.Trait.NEEDS_ORACLE) && oracle == null) {
             throw new io.gpupool.model.SpecException("scheduler", "policy", p.name() + " needs true run times, which only the simulator knows");
@@ -112,28 +90,24 @@ public final class Scheduler {
         PlacementPipeline pl = new PlacementPipeline(newConfig.placement(), driverFilters);
         this.config = newConfig;
         this.policy = p;
-        this.traits = p.traits();
-        this.admission = p instanceof Admission a ? a : Admission.NONE;
-        this.preemption = p instanceof Preemption pr ? pr : null;
         this.standing = null;
         if (p instanceof StandingOrder order) {
             standing = new StandingQueue(order, context(lastNowMs));
             for (JobState j : pending.values()) standing.add(j);
         }
         this.pipeline = pl;
-        blockedAtVersion = -1;
+        round.configure(PolicyParts.of(p), pl, standing);
         ledger.reconfigure(newConfig.tenants(), p instanceof UsageHalfLife u ? u.usageHalfLifeMs() : TenantLedger.DEFAULT_HALF_LIFE_MS);
     }
 
     public void setPredictor(RuntimePredictor predictor) {
-        settled = false;
+        round.unsettle();
         this.predictor = Objects.requireNonNull(predictor);
     }
 
     /** Batch mode: each round first starts what the placer picks from the head of the queue; null = off. */
     public void setBatchPlacer(BatchPlacer placer) {
-        settled = false;
-        this.batchPlacer = placer;
+        round.setBatchPlacer(placer);
     }
 
     // ---- job lifecycle --------------------------------------------------------------------------
@@ -142,7 +116,7 @@ public final class Scheduler {
     public SubmitResult submit(JobSpec spec, long nowMs) {
         advanceTo(nowMs);
         if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), "job id " + spec.id() + " already exists");
-        JobState job = new JobState(spec, seq++, nowMs, round);
+        JobState job = new JobState(spec, seq++, nowMs, roundNote);
         String why = Feasibility.check(cluster, spec, config.tenants());
         jobs.put(spec.id(), job);
         if (why != null) {
@@ -153,14 +127,14 @@ public final class Scheduler {
         }
         pending.put(spec.id(), job);
         if (standing != null) standing.add(job);
-        arrivals.add(job);
+        round.arrived(job);
         profile.observe(spec);
         return SubmitResult.accepted(spec.id());
     }
 
     /** A running job finished. */
     public void complete(String jobId, long nowMs) {
-        settled = false;
+        round.unsettle();
         advanceTo(nowMs);
         JobState job = require(jobId);
         if (job.status != JobStatus.RUNNING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not RUNNING");
@@ -172,7 +146,7 @@ public final class Scheduler {
 
     /** Cancels a pending or running job; false when it had already ended. */
     public boolean cancel(String jobId, long nowMs) {
-        settled = false;
+        round.unsettle();
         advanceTo(nowMs);
         JobState job = require(jobId);
         if (job.status.terminal()) return false;
@@ -189,7 +163,7 @@ public final class Scheduler {
 
     /** Stops a running job and puts it back in the queue with its attained service (drain, admin). */
     public void preempt(String jobId, long nowMs) {
-        settled = false;
+        round.unsettle();
         advanceTo(nowMs);
         JobState job = require(jobId);
         if (job.status != JobStatus.RUNNING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not RUNNING");
@@ -214,7 +188,7 @@ public final class Scheduler {
      * simulator's) lets a preempted job start again in the same round.
      */
     public void holdPreemptedJobs(String reason) {
-        this.preemptedHold = reason;
+        round.holdPreemptedJobs(reason);
     }
 
     /** Lets a held job be placed again from the next round on; false when it was not held. */
@@ -222,7 +196,7 @@ public final class Scheduler {
         JobState job = require(jobId);
         if (job.holdReason == null) return false;
         job.holdReason = null;
-        settled = false; // a round of arrivals only would pass it over
+        round.unsettle(); // a round of arrivals only would pass it over
         return true;
     }
 
@@ -232,7 +206,7 @@ public final class Scheduler {
      * the caller's. On failure the job stays pending and the result says why.
      */
     public PlacementResult startOn(String jobId, String node, long nowMs) {
-        settled = false;
+        round.unsettle();
         advanceTo(nowMs);
         JobState job = require(jobId);
         if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
@@ -253,7 +227,7 @@ public final class Scheduler {
      * A start time after {@code nowMs} (clock skew) is clamped to it.
      */
     public SubmitResult restoreRunning(JobSpec spec, Allocation allocation, long startedMs, long nowMs) {
-        settled = false;
+        round.unsettle();
         advanceTo(nowMs);
         if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), "job id " + spec.id() + " already exists");
         if (allocation.replicas().size() != spec.shape().replicas()
@@ -278,7 +252,7 @@ public final class Scheduler {
         }
         cluster.commit(mark);
         startedMs = Math.min(startedMs, nowMs);
-        JobState job = new JobState(spec, seq++, startedMs, round);
+        JobState job = new JobState(spec, seq++, startedMs, roundNote);
         jobs.put(spec.id(), job);
         running.put(spec.id(), job);
         job.status = JobStatus.RUNNING;
@@ -306,123 +280,10 @@ public final class Scheduler {
 
     // ---- scheduling -----------------------------------------------------------------------------
 
-    /** One scheduling round at {@code nowMs}. */
+    /** One scheduling round at {@code nowMs} ({@link Round}). */
     public RoundResult schedule(long nowMs) {
         advanceTo(nowMs);
-        boolean onlyArrivals = settled && cluster.version() == settledVersion && traits.has(PolicyTraits.Trait.ARRIVALS_ONLY_WHEN_SETTLED)
-                && standing == null && batchPlacer == null && pipeline.dependsOnlyOnClusterState();
-        if (!onlyArrivals) {
-            // a full round: every pending job gets this round's reason (older jobs keep theirs in a round of arrivals)
-            round.number++;
-            round.unreached = "not reached in the last round";
-        }
-        PolicyContext ctx = context(nowMs);
-        List<String> started = new ArrayList<>();
-        if (batchPlacer != null) startBatch(ctx, nowMs, started);
-        Collection<JobState> candidates = onlyArrivals ? arrivals.stream().filter(j -> j.status == JobStatus.PENDING).toList() : pending.values();
-        JobQueue queue = standing != null ? standing.round(ctx) : policy.queue(ctx, candidates);
-        RoundResult result;
-        try {
-            result = dispatch(ctx, queue, nowMs, started);
-        } finally {
-            if (standing != null) standing.endRound();
-        }
-        arrivals.clear();
-        settled = result.started().isEmpty() && result.preempted().isEmpty();
-        settledVersion = cluster.version();
-        return result;
-    }
-
-    /** The dispatcher loop of one round over the policy's queue ({@code started}: what batch mode started). */
-    private RoundResult dispatch(PolicyContext ctx, JobQueue queue, long nowMs, List<String> started) {
-        List<String> preempted = new ArrayList<>();
-        Map<String, String> failedShapes = new HashMap<>();
-        Set<String> noVictims = new HashSet<>();
-        PreemptionPlanner planner = null;
-        Reservation reservation = null;
-        int backfillLeft = traits.backfillDepth();
-        JobState job;
-        while ((job = queue.poll()) != null) {
-            if (job.status != JobStatus.PENDING || job.holdReason != null) continue;
-            if (preemption == null && cluster.usedMilli() >= cluster.totalMilli()) {
-                round.unreached = "waits: every GPU is in use";
-                break;
-            }
-            String why = quotaReason(job);
-            if (why == null) why = admission.admit(ctx, job);
-            if (why != null) {
-                job.waitBecause("waits: " + why);
-                continue;
-            }
-            if (reservation != null) {
-                if (backfillLeft-- <= 0) {
-                    round.unreached = "waits: not considered for backfill (more than " + traits.backfillDepth() + " jobs behind " + reservation.jobId() + ")";
-                    break;
-                }
-                boolean endsBeforeReservation = nowMs + ctx.expectedRuntimeMs(job) <= reservation.atMs();
-                PlacementResult r = pipeline.place(cycle(job, endsBeforeReservation ? null : reservation.gpus()), true);
-                if (r.ok()) {
-                    start(job, r.allocation(), nowMs);
-                    started.add(job.id());
-                    queue.started(job);
-                } else {
-                    job.waitBecause("waits: cannot backfill without delaying " + reservation.jobId() + ": " + r.reason());
-                }
-                continue;
-            }
-            if (job.shapeKey == null) job.shapeKey = shapeKey(job.spec());
-            String shape = job.shapeKey;
-            String reason = failedShapes.get(shape);
-            if (reason == null) reason = knownFailure(shape);
-            if (reason == null) {
-                PlacementResult r = pipeline.place(cycle(job, null), true);
-                if (r.ok()) {
-                    start(job, r.allocation(), nowMs);
-                    started.add(job.id());
-                    queue.started(job);
-                    continue;
-                }
-                reason = r.reason();
-                failedShapes.put(shape, reason);
-                rememberFailure(shape, reason);
-            }
-            // later jobs of the same shape and tenant have no more victims to choose from
-            String victimKey = shape + "|" + job.spec().tenant();
-            if (preemption != null && !noVictims.contains(victimKey) && preemption.mayPreemptAny(ctx, job)) {
-                if (planner == null) planner = new PreemptionPlanner(ctx, preemption, traits.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST), pipeline, profile, running.values());
-                List<JobState> victims = planner.plan(job);
-                if (victims == null) {
-                    noVictims.add(victimKey);
-                } else {
-                    for (JobState v : victims) {
-                        requeue(v, nowMs);
-                        v.holdReason = preemptedHold;
-                        v.waitBecause("preempted for " + job.id());
-                        preempted.add(v.id());
-                        queue.requeue(v);
-                    }
-                    failedShapes.clear();
-                    noVictims.clear();
-                    PlacementResult r = pipeline.place(cycle(job, null), true);
-                    if (!r.ok()) throw new IllegalStateException("job " + job.id() + " does not fit after preempting " + victims);
-                    start(job, r.allocation(), nowMs);
-                    started.add(job.id());
-                    queue.started(job);
-                    continue;
-                }
-            }
-            job.waitBecause("waits: " + reason);
-            if (traits.blocking() == BlockingMode.STRICT) {
-                round.unreached = "queued behind " + job.id() + " (strict FCFS)";
-                break;
-            } else if (traits.blocking() == BlockingMode.BACKFILL) {
-                reservation = reserve(ctx, job);
-                if (reservation != null) {
-                    job.waitBecause("waits: GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); " + reason);
-                }
-            }
-        }
-        return new RoundResult(started, preempted);
+        return round.run(context(nowMs));
     }
 
     /** When the policy wants another round although nothing arrives or ends (e.g. LAS demotion). */
@@ -435,12 +296,12 @@ public final class Scheduler {
 
     /** Cordon (no new work) or uncordon a node. */
     public void setCordoned(String node, boolean cordoned) {
-        settled = false;
+        round.unsettle();
         cluster.setCordoned(requireNode(node), cordoned);
     }
 
     public void setGpuHealthy(String node, int gpu, boolean healthy) {
-        settled = false;
+        round.unsettle();
         int id = requireNode(node);
         if (gpu < 0 || gpu >= cluster.node(id).gpuCount()) throw new IllegalArgumentException("node " + node + " has no GPU " + gpu);
         cluster.setHealthy(id, gpu, healthy);
@@ -448,7 +309,7 @@ public final class Scheduler {
 
     /** Adds a node to the pool (an agent joining); its GPUs count toward tenants' shares from now on. */
     public void addNode(io.gpupool.model.NodeSpec spec) {
-        settled = false;
+        round.unsettle();
         cluster.addNode(spec);
         ledger.setCapacity(cluster.totalMilli() / 1000.0, cluster.totalMemoryMib());
     }
@@ -473,45 +334,7 @@ public final class Scheduler {
      * state and the sharing rules. Throws on any mismatch; tests call it after every step.
      */
     public void checkConsistency() {
-        Map<Long, long[]> use = new HashMap<>();
-        long[][] hostUse = new long[cluster.nodeCount()][2];
-        for (JobState j : running.values()) {
-            if (j.allocation == null) throw new IllegalStateException("running job without allocation: " + j.id());
-            if (j.allocation.replicas().size() != j.spec().shape().replicas()) throw new IllegalStateException("gang not whole: " + j.id());
-            if (!j.allocation.hostPerReplica().equals(j.spec().host())) throw new IllegalStateException("host resources not as asked: " + j.id());
-            for (int r = 0; r < j.allocation.replicas().size(); r++) {
-                List<GpuGrant> rep = j.allocation.replicas().get(r);
-                int node = j.allocation.nodeOf(r);
-                hostUse[node][0] += j.spec().host().cpuMilli();
-                hostUse[node][1] += j.spec().host().memoryMib();
-                if (rep.size() != j.spec().shape().gpusPerReplica()) throw new IllegalStateException("replica size wrong: " + j.id());
-                for (GpuGrant g : rep) {
-                    if (g.node() != node) throw new IllegalStateException("replica spans nodes: " + j.id());
-                    long[] u = use.computeIfAbsent(CycleState.gpuKey(g.node(), g.gpu()), k -> new long[4]);
-                    u[0] += g.milli();
-                    u[1] += g.memoryMib();
-                    u[2]++;
-                    if (g.exclusive()) u[3]++;
-                }
-            }
-        }
-        for (NodeState n : cluster.nodes()) {
-            long[] h = hostUse[n.id()];
-            if (h[0] > n.spec().cpuMilli() || h[1] > n.spec().memoryMib()) throw new IllegalStateException(n.name() + " host CPU or memory over capacity");
-            if (n.freeCpuMilli() != n.spec().cpuMilli() - h[0] || n.freeHostMemoryMib() != n.spec().memoryMib() - h[1]) {
-                throw new IllegalStateException(n.name() + " host state does not match allocations");
-            }
-            for (int g = 0; g < n.gpuCount(); g++) {
-                long[] u = use.getOrDefault(CycleState.gpuKey(n.id(), g), new long[4]);
-                if (u[0] > 1000) throw new IllegalStateException(n.name() + "/" + g + " compute over capacity: " + u[0]);
-                if (u[1] > n.memoryCapacityMib()) throw new IllegalStateException(n.name() + "/" + g + " memory over capacity: " + u[1]);
-                if (u[2] > n.spec().splitCount()) throw new IllegalStateException(n.name() + "/" + g + " more tasks than split count");
-                if (u[3] > 0 && u[2] > 1) throw new IllegalStateException(n.name() + "/" + g + " exclusive GPU shared");
-                if (n.freeMilli(g) != 1000 - u[0] || n.freeMemoryMib(g) != n.memoryCapacityMib() - u[1] || n.tasks(g) != u[2]) {
-                    throw new IllegalStateException(n.name() + "/" + g + " state does not match allocations");
-                }
-            }
-        }
+        ConsistencyCheck.check(cluster, running.values());
     }
 
     // ---- internals ------------------------------------------------------------------------------
@@ -588,96 +411,22 @@ public final class Scheduler {
         return m;
     }
 
-    /** Why a job of this shape cannot be placed, if it already failed with the cluster in its current state. */
-    private String knownFailure(String shape) {
-        return cluster.version() == blockedAtVersion ? blockedShapes.get(shape) : null;
-    }
+    /** The job table as a round sees it. */
+    private final class Jobs implements RoundJobs {
+        @Override public Collection<JobState> pending() { return pending.values(); }
+        @Override public Collection<JobState> running() { return running.values(); }
+        @Override public String quotaReason(JobState job) { return Scheduler.this.quotaReason(job); }
+        @Override public void start(JobState job, Allocation a, long nowMs) { Scheduler.this.start(job, a, nowMs); }
+        @Override public void requeue(JobState job, long nowMs) { Scheduler.this.requeue(job, nowMs); }
+        @Override public void hold(JobState job, String reason) { job.holdReason = reason; }
+        @Override public void waits(JobState job, String reason) { job.waitBecause(reason); }
 
-    private void rememberFailure(String shape, String reason) {
-        if (!pipeline.dependsOnlyOnClusterState()) return;
-        if (cluster.version() != blockedAtVersion) {
-            blockedShapes.clear();
-            blockedAtVersion = cluster.version();
+        @Override
+        public void beginFullRound() {
+            roundNote.number++;
+            roundNote.unreached = "not reached in the last round";
         }
-        blockedShapes.put(shape, reason);
-    }
 
-    /** Jobs with the same key fit or fail together within a round (capacity only shrinks). */
-    private static String shapeKey(JobSpec s) {
-        return s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels())
-                + (s.host().requested() ? "/" + s.host().cpuMilli() + "/" + s.host().memoryMib() : "");
-    }
-
-    /**
-     * Batch mode's first step of a round: the first admissible pending jobs in policy order go to the placer
-     * together; what it picks is bound through the pipeline's own rules and started. The usual loop follows.
-     * CPU-only jobs are not batched (the placers solve for GPUs); the usual loop places them.
-     */
-    private void startBatch(PolicyContext ctx, long nowMs, List<String> started) {
-        JobQueue head = policy.queue(ctx, pending.values());
-        List<JobState> window = new ArrayList<>();
-        for (JobState j; window.size() < batchPlacer.window() && (j = head.poll()) != null; ) {
-            if (!j.spec().cpuOnly() && j.holdReason == null && quotaReason(j) == null && admission.admit(ctx, j) == null) window.add(j);
-        }
-        if (window.isEmpty()) return;
-        Map<String, Allocation> plan = batchPlacer.plan(new BatchPlacer.Batch(cluster, pipeline, profile,
-                window.stream().map(JobState::spec).toList()));
-        for (JobState j : window) {
-            Allocation a = plan.get(j.id());
-            if (a == null || quotaReason(j) != null) continue;
-            PlacementResult r = pipeline.placeGiven(cycle(j, null), a, true);
-            if (r.ok()) {
-                start(j, r.allocation(), nowMs);
-                started.add(j.id());
-            }
-        }
-    }
-
-    /**
-     * EASY: the earliest time the job fits if running jobs end as expected, and the GPUs it would take.
-     * Called when the job does not fit now; running jobs are released in order of expected end, and the job
-     * is placed again only when a released job leaves a node that could now hold one of its replicas.
-     */
-    private Reservation reserve(PolicyContext ctx, JobState job) {
-        ExpectedEnds ends = new ExpectedEnds(running.values(), ctx);
-        ReplicaDemand demand = ReplicaDemand.of(job.spec());
-        int mark = cluster.checkpoint();
-        try {
-            while (!ends.isEmpty()) {
-                Allocation freed = ends.next().allocation;
-                cluster.release(freed);
-                if (!anyCouldHoldReplica(freed.grants(), job.spec(), demand)) continue;
-                PlacementResult p = pipeline.place(cycle(job, null), false);
-                if (p.ok()) {
-                    Set<Long> gpus = new HashSet<>();
-                    for (GpuGrant g : p.allocation().grants()) gpus.add(CycleState.gpuKey(g.node(), g.gpu()));
-                    return new Reservation(job.id(), ends.lastEndMs(), gpus);
-                }
-            }
-            return null;
-        } finally {
-            cluster.rollback(mark);
-        }
-    }
-
-    /**
-     * Whether a node the grants were on could now hold one replica, by the capacity filter's measure (a
-     * necessary condition for placing). If none can, the nodes able to hold a replica are the same as before
-     * the release and a placement that failed would fail again.
-     */
-    private boolean anyCouldHoldReplica(List<GpuGrant> freed, JobSpec job, ReplicaDemand d) {
-        int last = -1;
-        for (GpuGrant g : freed) {
-            if (g.node() == last) continue;
-            last = g.node();
-            NodeState n = cluster.node(g.node());
-            if (n.cordoned() || !job.allows(n.model())) continue;
-            if (!n.hostFits(d.host().cpuMilli(), d.host().memoryMib())) continue;
-            if (!d.exclusive() ? n.maxShareableMilli() >= d.milli()
-                    : d.requireNvlink() && d.gpus() > 1 ? n.maxIdleInNvlinkDomain() >= d.gpus() : n.fullyFreeGpus() >= d.gpus()) {
-                return true;
-            }
-        }
-        return false;
+        @Override public void unreached(String reason) { roundNote.unreached = reason; }
     }
 }

@@ -1,5 +1,6 @@
-package io.gpupool.engine;
+package io.gpupool.engine.round;
 
+import io.gpupool.engine.JobState;
 import io.gpupool.engine.policy.PolicyContext;
 
 import java.util.Collection;

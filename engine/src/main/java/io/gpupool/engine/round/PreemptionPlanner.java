@@ -1,5 +1,7 @@
-package io.gpupool.engine;
+package io.gpupool.engine.round;
 
+import io.gpupool.engine.JobState;
+import io.gpupool.engine.JobStatus;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.PlacementPipeline;
 import io.gpupool.engine.placement.WorkloadProfile;

@@ -1,0 +1,156 @@
+package io.gpupool.engine.round;
+
+import io.gpupool.engine.JobState;
+import io.gpupool.engine.JobStatus;
+import io.gpupool.engine.RoundResult;
+import io.gpupool.engine.placement.CycleState;
+import io.gpupool.engine.placement.PlacementResult;
+import io.gpupool.engine.policy.BlockingMode;
+import io.gpupool.engine.policy.JobQueue;
+import io.gpupool.engine.policy.PolicyContext;
+import io.gpupool.engine.policy.PolicyTraits;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * One round's walk over the policy's queue, shared by all policies:
+ * <pre>
+ * for job in policy order:
+ *     tenant limit / policy admission refuses  -> skip, record the reason
+ *     a reservation exists (backfill)          -> start only if it ends before the reservation or fits on GPUs outside it
+ *     placement succeeds                       -> start
+ *     preemptive policy and victims exist      -> preempt the cheapest sufficient set, start
+ *     otherwise by blocking mode: STRICT stops the round, BACKFILL reserves (EASY), SKIP goes on
+ * </pre>
+ * Jobs of one shape fit or fail together, so a failed placement is not repeated for that shape in the round (nor,
+ * through the {@link FailureMemo}, in later rounds while the cluster is unchanged).
+ */
+final class Dispatch {
+    private final Round r;
+    private final PolicyContext ctx;
+    private final JobQueue queue;
+    private final long nowMs;
+    private final List<String> started;
+    private final List<String> preempted = new ArrayList<>();
+    private final Map<String, String> failedShapes = new HashMap<>();
+    private final Set<String> noVictims = new HashSet<>();
+    private PreemptionPlanner planner;
+    private EasyReservation reservation;
+    private int backfillLeft;
+
+    /** @param started what batch mode started in this round (the walk adds to it) */
+    Dispatch(Round round, PolicyContext ctx, JobQueue queue, List<String> started) {
+        this.r = round;
+        this.ctx = ctx;
+        this.queue = queue;
+        this.nowMs = ctx.nowMs();
+        this.started = started;
+        this.backfillLeft = round.policy.traits().backfillDepth();
+    }
+
+    RoundResult walk() {
+        PolicyTraits traits = r.policy.traits();
+        JobState job;
+        while ((job = queue.poll()) != null) {
+            if (job.status() != JobStatus.PENDING || job.holdReason() != null) continue;
+            if (r.policy.preemption() == null && r.cluster.usedMilli() >= r.cluster.totalMilli()) {
+                r.jobs.unreached("waits: every GPU is in use");
+                break;
+            }
+            String why = r.jobs.quotaReason(job);
+            if (why == null) why = r.policy.admission().admit(ctx, job);
+            if (why != null) {
+                r.jobs.waits(job, "waits: " + why);
+                continue;
+            }
+            if (reservation != null) {
+                if (backfillLeft-- <= 0) {
+                    r.jobs.unreached("waits: not considered for backfill (more than " + traits.backfillDepth() + " jobs behind " + reservation.jobId() + ")");
+                    break;
+                }
+                backfill(job);
+                continue;
+            }
+            String shape = job.shapeKey();
+            String reason = failedShapes.get(shape);
+            if (reason == null) reason = r.failures.knownFailure(r.cluster, shape);
+            if (reason == null) {
+                PlacementResult p = r.pipeline.place(cycle(job, null), true);
+                if (p.ok()) {
+                    start(job, p);
+                    continue;
+                }
+                reason = p.reason();
+                failedShapes.put(shape, reason);
+                if (r.pipeline.dependsOnlyOnClusterState()) r.failures.remember(r.cluster, shape, reason);
+            }
+            if (preemptFor(job, shape)) continue;
+            r.jobs.waits(job, "waits: " + reason);
+            if (traits.blocking() == BlockingMode.STRICT) {
+                r.jobs.unreached("queued behind " + job.id() + " (strict FCFS)");
+                break;
+            } else if (traits.blocking() == BlockingMode.BACKFILL) {
+                reservation = EasyReservation.reserve(ctx, job, r.jobs.running(), r.pipeline, r.profile);
+                if (reservation != null) {
+                    r.jobs.waits(job, "waits: GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); " + reason);
+                }
+            }
+        }
+        return new RoundResult(started, preempted);
+    }
+
+    /** Behind a reservation: the job starts only if it ends before the reserved time or fits on GPUs outside it. */
+    private void backfill(JobState job) {
+        boolean endsBeforeReservation = nowMs + ctx.expectedRuntimeMs(job) <= reservation.atMs();
+        PlacementResult p = r.pipeline.place(cycle(job, endsBeforeReservation ? null : reservation.gpus()), true);
+        if (p.ok()) {
+            start(job, p);
+        } else {
+            r.jobs.waits(job, "waits: cannot backfill without delaying " + reservation.jobId() + ": " + p.reason());
+        }
+    }
+
+    /** Preempts the cheapest sufficient set of victims and starts the job; false when the policy allows none that make room. */
+    private boolean preemptFor(JobState job, String shape) {
+        // later jobs of the same shape and tenant have no more victims to choose from
+        String victimKey = shape + "|" + job.spec().tenant();
+        if (r.policy.preemption() == null || noVictims.contains(victimKey) || !r.policy.preemption().mayPreemptAny(ctx, job)) return false;
+        if (planner == null) {
+            planner = new PreemptionPlanner(ctx, r.policy.preemption(), r.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST),
+                    r.pipeline, r.profile, r.jobs.running());
+        }
+        List<JobState> victims = planner.plan(job);
+        if (victims == null) {
+            noVictims.add(victimKey);
+            return false;
+        }
+        for (JobState v : victims) {
+            r.jobs.requeue(v, nowMs);
+            r.jobs.hold(v, r.preemptedHold);
+            r.jobs.waits(v, "preempted for " + job.id());
+            preempted.add(v.id());
+            queue.requeue(v);
+        }
+        failedShapes.clear();
+        noVictims.clear();
+        PlacementResult p = r.pipeline.place(cycle(job, null), true);
+        if (!p.ok()) throw new IllegalStateException("job " + job.id() + " does not fit after preempting " + victims);
+        start(job, p);
+        return true;
+    }
+
+    private void start(JobState job, PlacementResult placed) {
+        r.jobs.start(job, placed.allocation(), nowMs);
+        started.add(job.id());
+        queue.started(job);
+    }
+
+    private CycleState cycle(JobState job, Set<Long> excluded) {
+        return new CycleState(r.cluster, job.spec(), r.profile, excluded);
+    }
+}

@@ -1,0 +1,92 @@
+package io.gpupool.engine.round;
+
+import io.gpupool.engine.JobState;
+import io.gpupool.engine.RoundResult;
+import io.gpupool.engine.batch.BatchPlacer;
+import io.gpupool.engine.placement.PlacementPipeline;
+import io.gpupool.engine.placement.WorkloadProfile;
+import io.gpupool.engine.policy.JobQueue;
+import io.gpupool.engine.policy.PolicyContext;
+import io.gpupool.engine.policy.PolicyTraits;
+import io.gpupool.engine.policy.StandingQueue;
+import io.gpupool.engine.state.ClusterState;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * The scheduling round, the same for every policy: batch mode's step (when on), then the {@link Dispatch} walk over
+ * the policy's order. It keeps what rounds remember between them: shapes that failed on an unchanged cluster
+ * ({@link FailureMemo}) and whether only jobs arrived since a round that changed nothing ({@link SettledMemo}).
+ */
+public final class Round {
+    final ClusterState cluster;
+    final WorkloadProfile profile;
+    final RoundJobs jobs;
+    final FailureMemo failures = new FailureMemo();
+    private final SettledMemo settled = new SettledMemo();
+    PolicyParts policy;
+    PlacementPipeline pipeline;
+    private StandingQueue standing;     // pending jobs kept in order, for policies with a standing order
+    private BatchPlacer batchPlacer;
+    String preemptedHold;               // non-null: a job a round preempts is held with this reason
+
+    public Round(ClusterState cluster, WorkloadProfile profile, RoundJobs jobs) {
+        this.cluster = cluster;
+        this.profile = profile;
+        this.jobs = jobs;
+    }
+
+    /** A new policy, pipeline and standing queue (null: the policy has no standing order); forgets what rounds remembered. */
+    public void configure(PolicyParts policy, PlacementPipeline pipeline, StandingQueue standing) {
+        settled.unsettle();
+        this.policy = policy;
+        this.pipeline = pipeline;
+        this.standing = standing;
+        failures.forget();
+    }
+
+    /** Batch mode: each round first starts what the placer picks from the head of the queue; null = off. */
+    public void setBatchPlacer(BatchPlacer placer) {
+        settled.unsettle();
+        this.batchPlacer = placer;
+    }
+
+    /** Holds every job a round preempts with this reason (null: a preempted job may start again at once). */
+    public void holdPreemptedJobs(String reason) {
+        this.preemptedHold = reason;
+    }
+
+    /** Something other than an arrival changed what a round would decide. */
+    public void unsettle() {
+        settled.unsettle();
+    }
+
+    /** A job was queued. */
+    public void arrived(JobState job) {
+        settled.arrived(job);
+    }
+
+    /** One round at {@code ctx.nowMs()}. */
+    public RoundResult run(PolicyContext ctx) {
+        boolean onlyArrivals = settled.settledAt(cluster.version()) && policy.has(PolicyTraits.Trait.ARRIVALS_ONLY_WHEN_SETTLED)
+                && standing == null && batchPlacer == null && pipeline.dependsOnlyOnClusterState();
+        if (!onlyArrivals) {
+            // a full round: every pending job gets this round's reason (older jobs keep theirs in a round of arrivals)
+            jobs.beginFullRound();
+        }
+        List<String> started = new ArrayList<>();
+        if (batchPlacer != null) BatchStep.start(ctx, batchPlacer, policy, pipeline, profile, jobs, started);
+        Collection<JobState> candidates = onlyArrivals ? settled.pendingArrivals() : jobs.pending();
+        JobQueue queue = standing != null ? standing.round(ctx) : policy.policy().queue(ctx, candidates);
+        RoundResult result;
+        try {
+            result = new Dispatch(this, ctx, queue, started).walk();
+        } finally {
+            if (standing != null) standing.endRound();
+        }
+        settled.roundEnded(result, cluster.version());
+        return result;
+    }
+}
