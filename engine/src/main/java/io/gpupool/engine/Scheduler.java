@@ -272,6 +272,27 @@ public final class Scheduler {
         return true;
     }
 
+    // ---- what-ifs for drivers that choose the node themselves -----------------------------------
+
+    /**
+     * Filter and score for one replica of a job that is not queued (kube-scheduler's extender): of the given nodes,
+     * those that can hold it now, in the given order, each scored 0..{@code maxScore} by the placement's scorers
+     * (the best gets maxScore, the worst 0; all get maxScore when they score alike). Unknown nodes are left out.
+     */
+    public Map<String, Long> filterAndScore(JobSpec job, List<String> nodes, long maxScore) {
+        return NodeQueries.filterAndScore(cluster, pipeline, profile, job, nodes, maxScore);
+    }
+
+    /**
+     * Whether one replica of a job that is not queued would fit on the node if these jobs were gone (a what-if: the
+     * state is left as it was). Ids of jobs that are not running are ignored.
+     */
+    public boolean wouldFitWithout(JobSpec job, String node, Collection<String> goneJobIds) {
+        Set<JobState> gone = new java.util.LinkedHashSet<>();
+        for (String id : goneJobIds) if (jobs.containsKey(id)) gone.add(jobs.get(id));
+        return NodeQueries.fitsWithout(cluster, pipeline, profile, job, requireNode(node), gone);
+    }
+
     /** Adds a filter after the default ones, for every later placement (a driver's own node rules). */
     public void addFilter(FilterPlugin filter) {
         driverFilters.add(Objects.requireNonNull(filter));
@@ -320,7 +341,10 @@ public final class Scheduler {
     public Collection<JobState> pendingJobs() { return Collections.unmodifiableCollection(pending.values()); }
     public Collection<JobState> runningJobs() { return Collections.unmodifiableCollection(running.values()); }
     public Collection<JobState> allJobs() { return Collections.unmodifiableCollection(jobs.values()); }
-    /** The cluster's capacity state; read it, change it only through this class. */
+    /**
+     * The cluster's capacity state, read-only for drivers: every change (grants, releases, what-if checkpoints and
+     * rollbacks, health, cordons) goes through this class, which keeps it in step with the jobs and the ledger.
+     */
     public ClusterState cluster() { return cluster; }
     public TenantLedger ledger() { return ledger; }
     public SchedulerConfig config() { return config; }

@@ -94,6 +94,40 @@ class DriverApiTest {
         assertThat(s.pipeline().filterNode(c8, nodes.get(1))).isEqualTo("insufficient free GPUs");
     }
 
+    /** Node 0 runs 4 of 8 GPUs, node 1 is idle, node 2 is full: a 2-GPU job fits on 0 and 1, binpack prefers 0. */
+    @Test
+    void filterAndScoreKeepsTheNodesThatFitAndScalesTheirScores() {
+        Scheduler s = scheduler();
+        s.submit(job("half", 4).build(), 0);
+        s.startOn("half", "a100-80gb-0", 0);
+        s.submit(job("full", 8).build(), 0);
+        s.startOn("full", "a100-80gb-2", 0);
+        long version = s.cluster().version();
+        Map<String, Long> scores = s.filterAndScore(job("new", 2).build(), List.of("a100-80gb-2", "a100-80gb-1", "ghost", "a100-80gb-0"), 10);
+        assertThat(scores).containsExactly(Map.entry("a100-80gb-1", 0L), Map.entry("a100-80gb-0", 10L));
+        // two idle nodes score alike: both get the top score
+        assertThat(new Scheduler(pool(2, 8, A100), SchedulerConfig.defaults("fcfs")).filterAndScore(job("new", 2).build(),
+                List.of("a100-80gb-0", "a100-80gb-1"), 100)).containsExactly(Map.entry("a100-80gb-0", 100L), Map.entry("a100-80gb-1", 100L));
+        assertThat(s.cluster().version()).isEqualTo(version);
+    }
+
+    @Test
+    void wouldFitWithoutReleasesOnlyTheGivenRunningJobsAndLeavesTheStateAsItWas() {
+        Scheduler s = scheduler();
+        s.submit(job("full", 8).build(), 0);
+        s.startOn("full", "a100-80gb-2", 0);
+        s.submit(job("other", 8).build(), 0);
+        s.startOn("other", "a100-80gb-1", 0);
+        s.submit(job("queued", 8).build(), 0);
+        var four = job("new", 4).build();
+        assertThat(s.wouldFitWithout(four, "a100-80gb-2", List.of())).isFalse();
+        assertThat(s.wouldFitWithout(four, "a100-80gb-2", List.of("other", "queued", "nobody"))).isFalse();
+        assertThat(s.wouldFitWithout(four, "a100-80gb-2", List.of("full", "full"))).isTrue();
+        assertThat(s.cluster().node(2).fullyFreeGpus()).isZero();
+        assertThat(s.job("full").status()).isEqualTo(JobStatus.RUNNING);
+        s.checkConsistency();
+    }
+
     @Test
     void aDriverFilterVetoesNodesForRoundsAndStartOn() {
         Scheduler s = scheduler();

@@ -253,14 +253,7 @@ public final class ClusterModel {
         nodeNames.forEach(n -> scores.put(n, 0L));
         PodRequest req = PodRequest.of(pod, catalog);
         if (req == null || f.passed().isEmpty()) return scores;
-        List<NodeState> ns = f.passed().stream().map(n -> engine.cluster().node(engine.cluster().nodeId(n))).toList();
-        double[] s = engine.pipeline().scoreNodes(cycle(pod, req), ns);
-        double min = Double.MAX_VALUE, max = -Double.MAX_VALUE;
-        for (double v : s) { min = Math.min(min, v); max = Math.max(max, v); }
-        for (int i = 0; i < s.length; i++) {
-            long v = max - min < 1e-9 ? maxScore : Math.round(maxScore * (s[i] - min) / (max - min));
-            scores.put(f.passed().get(i), v);
-        }
+        scores.putAll(engine.filterAndScore(job(Pods.key(pod), pod, req, 1), f.passed(), maxScore));
         return scores;
     }
 
@@ -319,22 +312,15 @@ public final class ClusterModel {
         }
         if (req == null) return victimUidsByNode;
         Map<String, List<String>> out = new TreeMap<>();
-        CycleState cycle = cycle(pod, req);
-        var cluster = engine.cluster();
+        JobSpec spec = job(Pods.key(pod), pod, req, 1);
         for (var e : victimUidsByNode.entrySet()) {
-            Integer id = cluster.nodeId(e.getKey());
-            if (id == null) continue;
-            int mark = cluster.checkpoint();
-            try {
-                for (String uid : e.getValue()) {
-                    String job = jobOfPod.get(keyOfUid.getOrDefault(uid, ""));
-                    JobState j = job == null ? null : engine.job(job);
-                    if (j != null && j.status() == JobStatus.RUNNING) cluster.release(j.allocation());
-                }
-                if (engine.pipeline().filterNode(cycle, cluster.node(id)) == null) out.put(e.getKey(), e.getValue());
-            } finally {
-                cluster.rollback(mark);
+            if (engine.cluster().nodeId(e.getKey()) == null) continue;
+            List<String> gone = new ArrayList<>();
+            for (String uid : e.getValue()) {
+                String job = jobOfPod.get(keyOfUid.getOrDefault(uid, ""));
+                if (job != null) gone.add(job);
             }
+            if (engine.wouldFitWithout(spec, e.getKey(), gone)) out.put(e.getKey(), e.getValue());
         }
         return out;
     }
