@@ -1,15 +1,16 @@
 package io.gpupool.server.core;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.gpupool.agent.gpu.GpuSample;
-import io.gpupool.agent.link.AccountIsolation;
-import io.gpupool.agent.link.DesiredState;
-import io.gpupool.agent.link.JobStatusReport;
-import io.gpupool.agent.link.LogChunk;
-import io.gpupool.agent.link.LogOffset;
-import io.gpupool.agent.link.NodeReport;
-import io.gpupool.agent.run.GrantedGpu;
-import io.gpupool.agent.run.JobLaunch;
+import io.gpupool.agent.protocol.AccountIsolation;
+import io.gpupool.agent.protocol.DesiredState;
+import io.gpupool.agent.protocol.GpuSample;
+import io.gpupool.agent.protocol.GrantedGpu;
+import io.gpupool.agent.protocol.JobLaunch;
+import io.gpupool.agent.protocol.JobStatusReport;
+import io.gpupool.agent.protocol.LogChunk;
+import io.gpupool.agent.protocol.LogOffset;
+import io.gpupool.agent.protocol.NodeConfinement;
+import io.gpupool.agent.protocol.NodeReport;
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.RoundResult;
 import io.gpupool.engine.Scheduler;
@@ -18,7 +19,6 @@ import io.gpupool.engine.TenantConfig;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
-import io.gpupool.agent.confine.NodeConfinement;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.HostResources;
@@ -753,7 +753,7 @@ public final class PoolService implements AutoCloseable {
         String where = "node " + node + ": " + (st.message() == null ? phase.toLowerCase(java.util.Locale.ROOT) : st.message());
         if (!a.row.state().equals("RUNNING")) {
             // the attempt was requeued when its node was declared lost, but it had finished: its result stands
-            if (st.phase() == io.gpupool.agent.run.JobPhase.SUCCEEDED && a.row.state().equals("PENDING") && a.nodes.equals(Set.of(node))) {
+            if (st.phase() == io.gpupool.agent.protocol.JobPhase.SUCCEEDED && a.row.state().equals("PENDING") && a.nodes.equals(Set.of(node))) {
                 engine.cancel(a.id(), now);
                 end(a, "SUCCEEDED", st.exitCode(), "attempt " + st.attempt() + " finished on node " + node + " while the node was out of reach", now);
             }

@@ -1,6 +1,6 @@
 package io.gpupool.server.core;
 
-import io.gpupool.agent.link.AccountIsolation;
+import io.gpupool.agent.protocol.AccountIsolation;
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.Scheduler;
 import io.gpupool.engine.TenantLedger;
@@ -25,7 +25,7 @@ final class SnapshotBuilder {
     private final GpuTelemetry telemetry;
     private final Map<String, String> conditions;
     private final Map<String, AccountIsolation> accounts;
-    private final Map<String, io.gpupool.agent.confine.NodeConfinement> isolation;
+    private final Map<String, io.gpupool.agent.protocol.NodeConfinement> isolation;
     private final SchedulerSettings settings;
 
     /**
@@ -34,7 +34,7 @@ final class SnapshotBuilder {
      * @param accounts   what agent nodes said of Unix accounts
      */
     SnapshotBuilder(Scheduler engine, Map<String, ActiveJob> active, Map<String, TenantRow> tenants, Map<String, NodeRow> nodes,
-                    Map<String, String> conditions, Map<String, io.gpupool.agent.confine.NodeConfinement> isolation,
+                    Map<String, String> conditions, Map<String, io.gpupool.agent.protocol.NodeConfinement> isolation,
                     Map<String, AccountIsolation> accounts, GpuTelemetry telemetry, SchedulerSettings settings) {
         this.isolation = isolation;
         this.accounts = accounts;

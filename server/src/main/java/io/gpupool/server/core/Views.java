@@ -27,8 +27,8 @@ public final class Views {
      * @param nextChange completes when the node's desired state changes after this answer (a waiting report
      *                   waits on it)
      */
-    public record Reported(long ackedStatusSeq, io.gpupool.agent.link.DesiredState desired,
-                           List<io.gpupool.agent.link.LogOffset> logAcks, java.util.concurrent.CompletableFuture<Void> nextChange,
+    public record Reported(long ackedStatusSeq, io.gpupool.agent.protocol.DesiredState desired,
+                           List<io.gpupool.agent.protocol.LogOffset> logAcks, java.util.concurrent.CompletableFuture<Void> nextChange,
                            long leaseEpoch) {}
 
     /** Outcome of a submission: the job, and whether this call created it (false: idempotent retry). */

@@ -1,4 +1,4 @@
-package io.gpupool.agent.run;
+package io.gpupool.agent.protocol;
 
 import io.gpupool.model.GpuShare;
 import io.gpupool.model.SpecException;
