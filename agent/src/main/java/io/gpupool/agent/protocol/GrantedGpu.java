@@ -13,7 +13,7 @@ import io.gpupool.model.SpecException;
 public record GrantedGpu(String uuid, int milli, long memoryMib) {
     public GrantedGpu {
         if (uuid == null || uuid.isBlank()) throw new SpecException("grant", "uuid", "must not be empty");
-        if (milli < 1 || milli > GpuShare.WHOLE) throw new SpecException("grant " + uuid, "milli", "must be in 1..1000, got " + milli);
+        GpuShare.requireMilli("grant " + uuid, "milli", milli);
         if (memoryMib < 0) throw new SpecException("grant " + uuid, "memory_mib", "must be >= 0, got " + memoryMib);
     }
 
