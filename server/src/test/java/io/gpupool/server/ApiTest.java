@@ -84,6 +84,8 @@ class ApiTest {
         assertThat(running.path("allocation").get(0).path("milli").asInt()).isEqualTo(500);
         assertThat(running.path("allocation").get(0).path("memoryMib").asLong()).isEqualTo(20000);
         assertThat(running.path("allocation").get(0).path("node").asText()).isEqualTo("life-node");
+        assertThat(running.path("allocation").get(0).fieldNames()).toIterable()
+                .containsExactly("replica", "node", "gpu", "uuid", "milli", "memoryMib", "exclusive");
         // the view is the engine's live one; the start's grants and attempt number reach the store with the iteration's commit
         eventually("its grants are committed", () -> s.server.store().allocation(id).size() == 1);
         assertThat(s.get("/api/v1/jobs/" + id, t).body().path("attempt").asInt()).isEqualTo(1);
@@ -107,6 +109,8 @@ class ApiTest {
         assertThat(attempt.path("state").asText()).isEqualTo("SUCCEEDED");
         assertThat(attempt.path("pid").asLong()).isEqualTo(4242);
         assertThat(attempt.path("grants").get(0).path("uuid").asText()).isEqualTo(launch.gpus().getFirst().uuid());
+        assertThat(attempt.path("grants").get(0).fieldNames()).toIterable()
+                .containsExactly("replica", "gpu", "uuid", "milli", "memoryMib", "exclusive"); // the attempt's node is beside them
         assertThat(node.desiredUntil(d -> d.jobs().isEmpty()).jobs()).isEmpty();
     }
 

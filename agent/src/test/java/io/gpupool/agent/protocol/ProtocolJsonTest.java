@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The JSON shapes of the agent protocol are the ones docs/architecture.md shows, and they read back the same. */
 class ProtocolJsonTest {
@@ -69,5 +70,15 @@ class ProtocolJsonTest {
         assertThat(back.statuses()).isEqualTo(r.statuses());
         assertThat(back.gpus()).isEqualTo(r.gpus());
         assertThat(new String(back.logs().getFirst().data(), StandardCharsets.UTF_8)).isEqualTo("hello\n");
+    }
+
+    @Test
+    void aGrantReachesItsAgentAsTheLaunchesGpuForm() throws Exception {
+        GrantedGpu whole = GrantedGpu.of(new Grant(1, "n1", 3, "GPU-c", 1000, 81920, true));
+        assertThat(whole).isEqualTo(GrantedGpu.whole("GPU-c"));
+        assertThat(ProtocolJson.MAPPER.writeValueAsString(whole)).isEqualTo("{\"uuid\":\"GPU-c\",\"milli\":1000,\"memory_mib\":0}");
+        assertThat(GrantedGpu.of(new Grant(0, "n1", 2, "GPU-b", 250, 10240, false))).isEqualTo(new GrantedGpu("GPU-b", 250, 10240));
+        assertThatThrownBy(() -> new Grant(0, "n1", 0, "GPU-a", 0, 0, false))
+                .isInstanceOfSatisfying(io.gpupool.model.SpecException.class, e -> assertThat(e.field()).isEqualTo("milli"));
     }
 }
