@@ -6,7 +6,8 @@
  * ({@link ProtocolJson}) and the transport's certificate files
  * ({@link PemCertificates}).
  *
- * <p>Records here check their own fields and offer plain views of them; nothing reads the machine, the catalog or
- * the clock. The server imports nothing else of the agent module but what starts the demo's in-process agents.
+ * <p>The records here check their own fields and offer plain views of them (nothing asks the machine, the GPU catalog
+ * or the clock); the one reader is {@link PemCertificates}, for the certificate files both ends are given. The server
+ * imports nothing else of the agent module but what starts the demo's in-process agents.
  */
 package io.gpupool.agent.protocol;
