@@ -1,10 +1,7 @@
 package io.gpupool.agent;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.PropertyNamingStrategies;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.gpupool.agent.protocol.ProtocolJson;
 
 import java.io.IOException;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -13,17 +10,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
 /**
- * The one JSON form of the agent: its files in the work directory and the messages of the agent protocol
- * (docs/architecture.md). Field names are snake_case; unknown fields are ignored, so a newer peer may add
- * fields without breaking an older one.
+ * The agent's files in its work directory, in the agent protocol's JSON form ({@link ProtocolJson}): a launch
+ * stored there reads back as the server sent it.
  */
 public final class AgentJson {
 
-    public static final ObjectMapper MAPPER = JsonMapper.builder()
-            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
-            .build();
+    public static final ObjectMapper MAPPER = ProtocolJson.MAPPER;
 
     private AgentJson() {
     }

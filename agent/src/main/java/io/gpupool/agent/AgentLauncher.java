@@ -3,7 +3,7 @@ package io.gpupool.agent;
 import io.gpupool.agent.confine.Confinement;
 import io.gpupool.agent.gpu.GpuBackendException;
 import io.gpupool.agent.gpu.GpuBackends;
-import io.gpupool.agent.gpu.NodeInventory;
+import io.gpupool.agent.gpu.LocalNode;
 import io.gpupool.agent.link.HttpServerLink;
 import io.gpupool.agent.link.LinkException;
 import io.gpupool.agent.node.NodeAgent;
@@ -45,7 +45,7 @@ public final class AgentLauncher {
                           String version, Path ca, String unboundAccount, boolean allowRootJobs, Confinement.Settings confine) {
         public Options {
             if (confine == null) confine = Confinement.Settings.off();
-            if (nodeName == null || nodeName.isBlank()) nodeName = NodeInventory.localHostname();
+            if (nodeName == null || nodeName.isBlank()) nodeName = LocalNode.hostname();
             if (!nodeName.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,252}")) {
                 throw new SpecException("--node-name", "node-name", "must be 1-253 letters, digits, '.', '_' or '-', starting with a letter or digit, got '" + nodeName + "'");
             }

@@ -4,9 +4,10 @@ import io.gpupool.agent.AgentJson;
 import io.gpupool.agent.gpu.GpuBackend;
 import io.gpupool.agent.gpu.GpuBackendException;
 import io.gpupool.agent.gpu.GpuBackends;
-import io.gpupool.agent.gpu.GpuInfo;
-import io.gpupool.agent.gpu.GpuSample;
-import io.gpupool.agent.gpu.NodeInventory;
+import io.gpupool.agent.gpu.LocalNode;
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.agent.protocol.GpuSample;
+import io.gpupool.agent.protocol.NodeInventory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -65,7 +66,7 @@ public final class GpusCommand implements Callable<Integer> {
             return 1;
         }
         try (GpuBackend b = opened.backend()) {
-            NodeInventory inv = NodeInventory.of(opened.discovery());
+            NodeInventory inv = LocalNode.inventory(opened.discovery());
             List<GpuSample> samples = b.sample();
             switch (output) {
                 case table -> {

@@ -76,10 +76,6 @@ public record PodRequest(int container, int gpus, GpuShare share, int cores, Set
             share = GpuShare.WHOLE_GPU;
             writtenCores = 100;
         } else {
-            if (count != 1) {
-                throw new SpecException(where, field, "asks for " + count + " shared GPUs; gpupool shares one GPU per pod: "
-                        + "ask for " + KubeNames.GPU + ": 1 with memory/cores, or for whole GPUs");
-            }
             int milli;
             long memoryMib;
             if (mem > 0) {
@@ -98,6 +94,11 @@ public record PodRequest(int container, int gpus, GpuShare share, int cores, Set
                 milli = (int) cores * 10;
             }
             share = new GpuShare(milli, memoryMib);
+            try {
+                GpuShare.requireOneGpuIfShared(where, field, field, milli, memoryMib, count);
+            } catch (SpecException e) {
+                throw new SpecException(where, field, e.rule() + ": ask for " + KubeNames.GPU + ": 1 with memory/cores, or for whole GPUs");
+            }
             writtenCores = (int) Math.max(cores, 0);
         }
         Map<String, String> ann = Pods.annotations(pod);

@@ -43,7 +43,10 @@ class PodRequestTest {
     @Test
     void badRequestsNameTheFieldAndTheRule() {
         assertThatThrownBy(() -> of(Map.of("nvidia.com/gpu", "2", "nvidia.com/gpumem", "3000"), Map.of()))
-                .isInstanceOf(SpecException.class).hasMessageContaining("pod ns/p").hasMessageContaining("one GPU per pod");
+                .isInstanceOfSatisfying(SpecException.class, e -> {
+                    assertThat(e.where()).isEqualTo("pod ns/p");
+                    assertThat(e.field()).isEqualTo("containers[0].resources");
+                });
         assertThatThrownBy(() -> of(Map.of("nvidia.com/gpu", "1", "nvidia.com/gpucores", "150"), Map.of()))
                 .hasMessageContaining("containers[0].resources.nvidia.com/gpucores").hasMessageContaining("0..100");
         assertThatThrownBy(() -> of(Map.of("nvidia.com/gpu", "1", "nvidia.com/gpumem-percentage", "50", "nvidia.com/gpucores", "20"), Map.of()))

@@ -53,9 +53,7 @@ public record JobSpec(
         if (submitTimeMs < 0) throw new SpecException(where, "submit_time", "must be >= 0, got " + submitTimeMs);
         if (shape == null) throw new SpecException(where, "num_gpus", "must be set");
         if (share == null) share = GpuShare.WHOLE_GPU;
-        if (!share.isWhole() && shape.totalGpus() > 1) {
-            throw new SpecException(where, "gpu_milli", "a fractional share needs exactly 1 GPU, job asks for " + shape.totalGpus());
-        }
+        GpuShare.requireOneGpuIfShared(where, "gpu_milli", "gpu_mem_mib", share.milli(), share.memoryMib(), shape.totalGpus());
         allowedModels = Set.copyOf(allowedModels);
         if (host == null) host = HostResources.NONE;
         if (shape.totalGpus() == 0) {

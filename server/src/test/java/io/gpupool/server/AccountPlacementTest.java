@@ -1,6 +1,6 @@
 package io.gpupool.server;
 
-import io.gpupool.agent.link.AccountIsolation;
+import io.gpupool.agent.protocol.AccountIsolation;
 import io.gpupool.server.core.AgentSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -75,7 +75,7 @@ class AccountPlacementTest {
             lacking.launch(id);
             // the agent could not start it: no account bob there, which its report says
             lacking.accounts = new AccountIsolation(true, null, List.of("bob"));
-            lacking.report(lacking.status(id, 1, io.gpupool.agent.run.JobPhase.FAILED, null));
+            lacking.report(lacking.status(id, 1, io.gpupool.agent.protocol.JobPhase.FAILED, null));
             TestServer.eventually("the job waits again, not failed", () -> waitReason(s, bob, id).contains("account missing"));
             assertThat(s.get("/api/v1/jobs/" + id, bob).body().path("state").asText()).isEqualTo("PENDING");
 

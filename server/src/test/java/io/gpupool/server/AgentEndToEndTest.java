@@ -2,8 +2,8 @@ package io.gpupool.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gpupool.agent.AgentLauncher;
-import io.gpupool.agent.gpu.GpuInfo;
 import io.gpupool.agent.node.NodeAgent;
+import io.gpupool.agent.protocol.GpuInfo;
 import io.gpupool.server.core.AgentSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,14 +1,14 @@
 package io.gpupool.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.gpupool.agent.link.JobStatusReport;
-import io.gpupool.agent.link.LogChunk;
-import io.gpupool.agent.link.LogOffset;
-import io.gpupool.agent.link.ReportResponse;
-import io.gpupool.agent.link.RunningJobInfo;
-import io.gpupool.agent.run.JobLaunch;
-import io.gpupool.agent.run.JobPhase;
-import io.gpupool.agent.run.LogStream;
+import io.gpupool.agent.protocol.JobLaunch;
+import io.gpupool.agent.protocol.JobPhase;
+import io.gpupool.agent.protocol.JobStatusReport;
+import io.gpupool.agent.protocol.LogChunk;
+import io.gpupool.agent.protocol.LogOffset;
+import io.gpupool.agent.protocol.LogStream;
+import io.gpupool.agent.protocol.ReportResponse;
+import io.gpupool.agent.protocol.RunningJobInfo;
 import io.gpupool.server.core.AgentSettings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -123,7 +123,7 @@ class AgentProtocolTest {
     @Test
     void a_node_shows_what_its_agent_enforces_and_a_jobs_host_resources_reach_its_desired_state() throws Exception {
         TestNode n = new TestNode(s.base, join, "proto-confined", "1xH200");
-        n.confinement = new io.gpupool.agent.confine.NodeConfinement("hybrid", List.of("cpu(v1)", "memory(v1)", "devices(bpf)", "kill(cgroup.kill)"),
+        n.confinement = new io.gpupool.agent.protocol.NodeConfinement("hybrid", List.of("cpu(v1)", "memory(v1)", "devices(bpf)", "kill(cgroup.kill)"),
                 List.of("pids: no cgroup hierarchy provides the pids controller"), null);
         n.register();
         // the node API reads the pool snapshot, which the engine loop rebuilds every few hundred ms
@@ -146,7 +146,7 @@ class AgentProtocolTest {
 
         // what a node says about itself is bounded and in the agent's terms
         TestNode odd = new TestNode(s.base, join, "proto-odd", "1xH200");
-        odd.confinement = new io.gpupool.agent.confine.NodeConfinement("cgroup3", List.of(), List.of(), null);
+        odd.confinement = new io.gpupool.agent.protocol.NodeConfinement("cgroup3", List.of(), List.of(), null);
         assertThat(org.assertj.core.api.Assertions.catchThrowable(odd::register)).hasMessageContaining("confinement.mode");
     }
 

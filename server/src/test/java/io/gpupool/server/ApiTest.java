@@ -84,10 +84,12 @@ class ApiTest {
         assertThat(running.path("allocation").get(0).path("milli").asInt()).isEqualTo(500);
         assertThat(running.path("allocation").get(0).path("memoryMib").asLong()).isEqualTo(20000);
         assertThat(running.path("allocation").get(0).path("node").asText()).isEqualTo("life-node");
+        assertThat(running.path("allocation").get(0).fieldNames()).toIterable()
+                .containsExactly("replica", "node", "gpu", "uuid", "milli", "memoryMib", "exclusive");
         // the view is the engine's live one; the start's grants and attempt number reach the store with the iteration's commit
         eventually("its grants are committed", () -> s.server.store().allocation(id).size() == 1);
         assertThat(s.get("/api/v1/jobs/" + id, t).body().path("attempt").asInt()).isEqualTo(1);
-        io.gpupool.agent.run.JobLaunch launch = node.launch(id);
+        io.gpupool.agent.protocol.JobLaunch launch = node.launch(id);
         assertThat(launch.attempt()).isEqualTo(1);
         assertThat(launch.env()).containsEntry("K", "V");
         assertThat(launch.gpus()).singleElement().satisfies(g -> {
@@ -95,8 +97,8 @@ class ApiTest {
             assertThat(g.memoryMib()).isEqualTo(20000);
         });
 
-        node.report(node.status(id, 1, io.gpupool.agent.run.JobPhase.RUNNING, null));
-        io.gpupool.agent.link.JobStatusReport end = node.status(id, 1, io.gpupool.agent.run.JobPhase.SUCCEEDED, 0);
+        node.report(node.status(id, 1, io.gpupool.agent.protocol.JobPhase.RUNNING, null));
+        io.gpupool.agent.protocol.JobStatusReport end = node.status(id, 1, io.gpupool.agent.protocol.JobPhase.SUCCEEDED, 0);
         assertThat(node.report(end).ackedStatusSeq()).isEqualTo(end.seq());
         assertThat(state(id, t)).isEqualTo("SUCCEEDED");
         assertThat(node.report(end).ackedStatusSeq()).isEqualTo(end.seq()); // the same report again: applied once
@@ -107,6 +109,8 @@ class ApiTest {
         assertThat(attempt.path("state").asText()).isEqualTo("SUCCEEDED");
         assertThat(attempt.path("pid").asLong()).isEqualTo(4242);
         assertThat(attempt.path("grants").get(0).path("uuid").asText()).isEqualTo(launch.gpus().getFirst().uuid());
+        assertThat(attempt.path("grants").get(0).fieldNames()).toIterable()
+                .containsExactly("replica", "gpu", "uuid", "milli", "memoryMib", "exclusive"); // the attempt's node is beside them
         assertThat(node.desiredUntil(d -> d.jobs().isEmpty()).jobs()).isEmpty();
     }
 
@@ -184,6 +188,9 @@ class ApiTest {
                 new Case(job(0), 422, "numGpus"),
                 new Case(job(2, "gpuMilli", 500), 422, "gpuMilli"),
                 new Case(job(1, "gpuMilli", 1001), 422, "gpuMilli"),
+                new Case(job(1, "gpuMilli", 0), 422, "gpuMilli"),
+                new Case(job(1, "gpuMilli", "half"), 400, "gpuMilli"),
+                new Case(job(2, "gpuMemMib", 4096), 422, "gpuMemMib"),
                 new Case(job(1, "nmae", "typo"), 400, "nmae"),
                 new Case(job(1, "env", Map.of("1BAD", "x")), 422, "env.1BAD"),
                 new Case(job(1, "tenant", "other"), 403, null),
@@ -258,7 +265,7 @@ class ApiTest {
     @Test
     void an_agent_registers_its_node_gets_its_jobs_and_its_telemetry_and_output_reach_the_api() throws Exception {
         TestNode node = new TestNode(s.base, agent, "agent-node-1", "2xH100-80GB");
-        io.gpupool.agent.link.Registration reg = node.register();
+        io.gpupool.agent.protocol.Registration reg = node.register();
         assertThat(reg.nodeId()).isEqualTo("agent-node-1");
         assertThat(reg.nodeToken()).startsWith("gp_");
         assertThat(s.get("/api/v1/whoami", reg.nodeToken()).text("role")).isEqualTo("node");
@@ -267,14 +274,14 @@ class ApiTest {
 
         String t = s.tenantWithToken("h100", 1);
         String id = s.post("/api/v1/jobs", t, job(2, "gpuTypes", List.of("H100-80GB"))).text("id");
-        io.gpupool.agent.run.JobLaunch a = node.launch(id);
+        io.gpupool.agent.protocol.JobLaunch a = node.launch(id);
         assertThat(a.command().getFirst()).isEqualTo("python");
-        assertThat(a.gpus()).extracting(io.gpupool.agent.run.GrantedGpu::uuid).containsExactlyInAnyOrder(node.uuid(0), node.uuid(1));
-        assertThat(a.gpus()).allMatch(io.gpupool.agent.run.GrantedGpu::whole);
+        assertThat(a.gpus()).extracting(io.gpupool.agent.protocol.GrantedGpu::uuid).containsExactlyInAnyOrder(node.uuid(0), node.uuid(1));
+        assertThat(a.gpus()).allMatch(io.gpupool.agent.protocol.GrantedGpu::whole);
 
         byte[] out = "epoch 1\nepoch 2\n".getBytes(StandardCharsets.UTF_8);
-        node.report(List.of(), List.of(new io.gpupool.agent.link.LogChunk(id, 1, io.gpupool.agent.run.LogStream.STDOUT, 0, out, false)),
-                List.of(new io.gpupool.agent.gpu.GpuSample(0, node.uuid(0), 87, 70000L, 81559L, 71, 612.0, List.of(), null)), 0);
+        node.report(List.of(), List.of(new io.gpupool.agent.protocol.LogChunk(id, 1, io.gpupool.agent.protocol.LogStream.STDOUT, 0, out, false)),
+                List.of(new io.gpupool.agent.protocol.GpuSample(0, node.uuid(0), 87, 70000L, 81559L, 71, 612.0, List.of(), null)), 0);
         // the DCGM gauges read the telemetry at once, the pool's gauges the pool snapshot, which the engine loop publishes
         // after its round: wait for both
         eventually("metrics show the GPU and the pool", () -> {

@@ -1,7 +1,7 @@
 package io.gpupool.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.gpupool.agent.run.JobPhase;
+import io.gpupool.agent.protocol.JobPhase;
 import io.gpupool.server.TestServer.Reply;
 import org.junit.jupiter.api.Test;
 

@@ -2,21 +2,21 @@ package io.gpupool.server;
 
 import io.gpupool.agent.gpu.FakeGpuBackend;
 import io.gpupool.agent.gpu.GpuDiscovery;
-import io.gpupool.agent.gpu.GpuSample;
-import io.gpupool.agent.gpu.NodeInventory;
-import io.gpupool.agent.link.DesiredState;
 import io.gpupool.agent.link.HttpServerLink;
-import io.gpupool.agent.link.JobStatusReport;
-import io.gpupool.agent.link.AccountIsolation;
 import io.gpupool.agent.link.LinkException;
-import io.gpupool.agent.link.LogChunk;
-import io.gpupool.agent.link.NodeReport;
-import io.gpupool.agent.link.RegisterRequest;
-import io.gpupool.agent.link.Registration;
-import io.gpupool.agent.link.RunningJobInfo;
-import io.gpupool.agent.link.ReportResponse;
-import io.gpupool.agent.run.JobLaunch;
-import io.gpupool.agent.run.JobPhase;
+import io.gpupool.agent.protocol.AccountIsolation;
+import io.gpupool.agent.protocol.DesiredState;
+import io.gpupool.agent.protocol.GpuSample;
+import io.gpupool.agent.protocol.JobLaunch;
+import io.gpupool.agent.protocol.JobPhase;
+import io.gpupool.agent.protocol.JobStatusReport;
+import io.gpupool.agent.protocol.LogChunk;
+import io.gpupool.agent.protocol.NodeInventory;
+import io.gpupool.agent.protocol.NodeReport;
+import io.gpupool.agent.protocol.RegisterRequest;
+import io.gpupool.agent.protocol.Registration;
+import io.gpupool.agent.protocol.ReportResponse;
+import io.gpupool.agent.protocol.RunningJobInfo;
 
 import java.net.URI;
 import java.time.Duration;
@@ -41,7 +41,7 @@ final class TestNode {
     /** What the node says of Unix accounts: by default, as a root agent (jobs run as their own accounts, none missing). */
     AccountIsolation accounts = new AccountIsolation(true, null, List.of());
     /** What the node says it enforces on jobs (null: an older agent's registration, without it). */
-    io.gpupool.agent.confine.NodeConfinement confinement;
+    io.gpupool.agent.protocol.NodeConfinement confinement;
     /** What the node says runs on it. */
     List<RunningJobInfo> running = List.of();
     DesiredState lastDesired = new DesiredState(-1, List.of());

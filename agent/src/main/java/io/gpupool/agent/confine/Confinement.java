@@ -1,5 +1,7 @@
 package io.gpupool.agent.confine;
 
+import io.gpupool.agent.protocol.NodeConfinement;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,8 @@
 package io.gpupool.agent.gpu;
 
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.agent.protocol.GpuProcess;
+import io.gpupool.agent.protocol.GpuSample;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.GpuModel;
 import io.gpupool.model.SpecException;

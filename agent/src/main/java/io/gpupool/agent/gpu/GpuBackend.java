@@ -1,5 +1,7 @@
 package io.gpupool.agent.gpu;
 
+import io.gpupool.agent.protocol.GpuSample;
+
 import java.util.List;
 
 /**

@@ -1,5 +1,9 @@
 package io.gpupool.agent.gpu;
 
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.model.GpuCatalog;
+import io.gpupool.model.GpuModel;
+
 import java.util.List;
 
 /**
@@ -13,5 +17,11 @@ import java.util.List;
 public record GpuDiscovery(String backend, String driverVersion, String cudaVersion, List<GpuInfo> gpus) {
     public GpuDiscovery {
         gpus = List.copyOf(gpus);
+    }
+
+    /** A GPU a backend found, its model whatever the catalog makes of its product string (null: a card it lacks). */
+    public static GpuInfo gpu(int index, String uuid, String productName, long memoryTotalMib, List<Integer> nvlinkPeers) {
+        return new GpuInfo(index, uuid, productName,
+                GpuCatalog.standard().find(productName).map(GpuModel::id).orElse(null), memoryTotalMib, nvlinkPeers);
     }
 }

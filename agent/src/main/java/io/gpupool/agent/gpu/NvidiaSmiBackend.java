@@ -1,5 +1,9 @@
 package io.gpupool.agent.gpu;
 
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.agent.protocol.GpuProcess;
+import io.gpupool.agent.protocol.GpuSample;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

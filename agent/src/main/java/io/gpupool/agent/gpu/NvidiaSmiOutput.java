@@ -1,5 +1,9 @@
 package io.gpupool.agent.gpu;
 
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.agent.protocol.GpuProcess;
+import io.gpupool.agent.protocol.GpuSample;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
@@ -98,7 +102,7 @@ final class NvidiaSmiOutput {
     }
 
     static GpuInfo toInfo(GpuRow r, List<Integer> peers) {
-        return GpuInfo.of(r.index(), r.uuid(), r.name(), r.memoryTotalMib() == null ? 0 : r.memoryTotalMib(), peers);
+        return GpuDiscovery.gpu(r.index(), r.uuid(), r.name(), r.memoryTotalMib() == null ? 0 : r.memoryTotalMib(), peers);
     }
 
     static GpuSample toSample(GpuRow r, List<GpuProcess> processes) {

@@ -1,5 +1,9 @@
 package io.gpupool.agent.gpu;
 
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.agent.protocol.GpuProcess;
+import io.gpupool.agent.protocol.GpuSample;
+
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -45,7 +49,7 @@ public final class NvmlBackend implements GpuBackend {
         for (int i = 0; i < handles.size(); i++) {
             MemorySegment h = handles.get(i);
             String product = nvml.name(h);
-            gpus.add(GpuInfo.of(i, uuids.get(i), product, nvml.memory(h).totalBytes() / MIB, peers.get(i))
+            gpus.add(GpuDiscovery.gpu(i, uuids.get(i), product, nvml.memory(h).totalBytes() / MIB, peers.get(i))
                     .withMinor(optional(() -> nvml.minorNumber(h))));
         }
         return new GpuDiscovery(NAME, nvml.driverVersion(), cudaVersion(nvml.cudaDriverVersion()), gpus);

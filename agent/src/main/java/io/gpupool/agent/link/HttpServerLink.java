@@ -2,7 +2,11 @@ package io.gpupool.agent.link;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.gpupool.agent.AgentJson;
+import io.gpupool.agent.protocol.NodeReport;
+import io.gpupool.agent.protocol.ProtocolJson;
+import io.gpupool.agent.protocol.RegisterRequest;
+import io.gpupool.agent.protocol.Registration;
+import io.gpupool.agent.protocol.ReportResponse;
 import io.gpupool.agent.tls.ConnectFailure;
 import io.gpupool.agent.tls.ServerTrust;
 
@@ -210,7 +214,7 @@ public final class HttpServerLink implements ServerLink {
 
     private static byte[] encode(Object body) throws LinkException {
         try {
-            return AgentJson.MAPPER.writeValueAsBytes(body);
+            return ProtocolJson.MAPPER.writeValueAsBytes(body);
         } catch (JsonProcessingException e) {
             throw new LinkException(LinkException.Kind.REJECTED, "cannot encode the request: " + e.getOriginalMessage(), e);
         }
@@ -218,7 +222,7 @@ public final class HttpServerLink implements ServerLink {
 
     private static <T> T parse(HttpResponse<String> r, Class<T> type) throws LinkException {
         try {
-            return AgentJson.MAPPER.readValue(r.body(), type);
+            return ProtocolJson.MAPPER.readValue(r.body(), type);
         } catch (JsonProcessingException e) {
             throw new LinkException(LinkException.Kind.UNREACHABLE, "the server's answer is not a " + type.getSimpleName() + ": "
                     + e.getOriginalMessage(), e);
@@ -229,7 +233,7 @@ public final class HttpServerLink implements ServerLink {
     private static String describe(HttpResponse<String> r) {
         String msg = r.body();
         try {
-            JsonNode j = AgentJson.MAPPER.readTree(r.body());
+            JsonNode j = ProtocolJson.MAPPER.readTree(r.body());
             if (j != null && j.hasNonNull("message")) msg = j.get("message").asText();
         } catch (JsonProcessingException e) {
             // not JSON: show it as it is

@@ -1,5 +1,10 @@
 package io.gpupool.agent.link;
 
+import io.gpupool.agent.protocol.NodeReport;
+import io.gpupool.agent.protocol.RegisterRequest;
+import io.gpupool.agent.protocol.Registration;
+import io.gpupool.agent.protocol.ReportResponse;
+
 /**
  * The agent's connection to the gpupool server. Two calls, both initiated by the agent (it needs no open
  * port and works through NAT and firewalls, like Nomad's client and Determined's agent):

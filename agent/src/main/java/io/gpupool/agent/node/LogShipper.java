@@ -1,12 +1,12 @@
 package io.gpupool.agent.node;
 
-import io.gpupool.agent.link.LogChunk;
-import io.gpupool.agent.link.LogOffset;
+import io.gpupool.agent.protocol.JobKey;
+import io.gpupool.agent.protocol.LogChunk;
+import io.gpupool.agent.protocol.LogOffset;
+import io.gpupool.agent.protocol.LogStream;
 import io.gpupool.agent.run.JobDirectory;
-import io.gpupool.agent.run.JobKey;
 import io.gpupool.agent.run.JobStore;
 import io.gpupool.agent.run.LogReader;
-import io.gpupool.agent.run.LogStream;
 
 import java.io.IOException;
 import java.util.ArrayList;

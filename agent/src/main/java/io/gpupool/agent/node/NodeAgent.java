@@ -1,29 +1,30 @@
 package io.gpupool.agent.node;
 
 import io.gpupool.agent.confine.Confinement;
-import io.gpupool.agent.confine.NodeConfinement;
 import io.gpupool.agent.gpu.FakeGpuBackend;
 import io.gpupool.agent.gpu.GpuBackend;
 import io.gpupool.agent.gpu.GpuBackendException;
 import io.gpupool.agent.gpu.GpuDiscovery;
-import io.gpupool.agent.gpu.GpuSample;
-import io.gpupool.agent.gpu.NodeInventory;
-import io.gpupool.agent.link.JobStatusReport;
+import io.gpupool.agent.gpu.LocalNode;
 import io.gpupool.agent.link.LinkException;
-import io.gpupool.agent.link.LogChunk;
-import io.gpupool.agent.link.NodeReport;
-import io.gpupool.agent.link.RegisterRequest;
-import io.gpupool.agent.link.Registration;
-import io.gpupool.agent.link.ReportResponse;
-import io.gpupool.agent.link.RunningJobInfo;
 import io.gpupool.agent.link.ServerLink;
+import io.gpupool.agent.protocol.AccountIsolation;
+import io.gpupool.agent.protocol.GpuSample;
+import io.gpupool.agent.protocol.JobPhase;
+import io.gpupool.agent.protocol.JobStatusReport;
+import io.gpupool.agent.protocol.LogChunk;
+import io.gpupool.agent.protocol.NodeConfinement;
+import io.gpupool.agent.protocol.NodeInventory;
+import io.gpupool.agent.protocol.NodeReport;
+import io.gpupool.agent.protocol.RegisterRequest;
+import io.gpupool.agent.protocol.Registration;
+import io.gpupool.agent.protocol.ReportResponse;
+import io.gpupool.agent.protocol.RunningJobInfo;
+import io.gpupool.agent.run.AccountSwitch;
 import io.gpupool.agent.run.FenceKeeper;
-import io.gpupool.agent.run.JobPhase;
 import io.gpupool.agent.run.JobRunner;
 import io.gpupool.agent.run.JobStore;
 import io.gpupool.agent.run.RunnerConfig;
-import io.gpupool.agent.run.AccountSwitch;
-import io.gpupool.agent.link.AccountIsolation;
 import io.gpupool.agent.run.RunningJob;
 
 import java.io.IOException;
@@ -155,7 +156,7 @@ public final class NodeAgent implements AutoCloseable {
     public NodeAgent(Config config, GpuBackend backend, GpuDiscovery discovery, ServerLink link) throws IOException {
         this.config = config;
         this.backend = backend;
-        this.inventory = NodeInventory.of(discovery);
+        this.inventory = LocalNode.inventory(discovery);
         this.link = link;
         this.interval = config.reportInterval();
         Path workDir = config.runner().workDir();

@@ -1,12 +1,12 @@
 package io.gpupool.agent.node;
 
-import io.gpupool.agent.link.DesiredState;
-import io.gpupool.agent.link.JobStatusReport;
-import io.gpupool.agent.run.GrantedGpu;
+import io.gpupool.agent.protocol.DesiredState;
+import io.gpupool.agent.protocol.GrantedGpu;
+import io.gpupool.agent.protocol.JobKey;
+import io.gpupool.agent.protocol.JobLaunch;
+import io.gpupool.agent.protocol.JobPhase;
+import io.gpupool.agent.protocol.JobStatusReport;
 import io.gpupool.agent.run.JobEnd;
-import io.gpupool.agent.run.JobKey;
-import io.gpupool.agent.run.JobLaunch;
-import io.gpupool.agent.run.JobPhase;
 import io.gpupool.agent.run.JobRunner;
 import io.gpupool.agent.run.RunningJob;
 import io.gpupool.model.GpuShare;

@@ -2,9 +2,9 @@ package io.gpupool.agent.node;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.gpupool.agent.AgentJson;
-import io.gpupool.agent.link.JobStatusReport;
-import io.gpupool.agent.run.JobKey;
-import io.gpupool.agent.run.JobPhase;
+import io.gpupool.agent.protocol.JobKey;
+import io.gpupool.agent.protocol.JobPhase;
+import io.gpupool.agent.protocol.JobStatusReport;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,5 +1,7 @@
 package io.gpupool.agent.run;
 
+import io.gpupool.agent.protocol.JobLaunch;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

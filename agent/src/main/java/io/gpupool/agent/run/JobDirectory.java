@@ -1,15 +1,17 @@
 package io.gpupool.agent.run;
 
 import io.gpupool.agent.AgentJson;
+import io.gpupool.agent.protocol.JobLaunch;
+import io.gpupool.agent.protocol.LogStream;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.List;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -44,15 +46,18 @@ public record JobDirectory(Path path) {
     public record ProcessRecord(long pid, Long startInstantMs, long startedAtMs) {}
 
     public Path stdout() {
-        return path.resolve(LogStream.STDOUT.fileName());
+        return log(LogStream.STDOUT);
     }
 
     public Path stderr() {
-        return path.resolve(LogStream.STDERR.fileName());
+        return log(LogStream.STDERR);
     }
 
     public Path log(LogStream stream) {
-        return path.resolve(stream.fileName());
+        return path.resolve(switch (stream) {
+            case STDOUT -> "stdout.log";
+            case STDERR -> "stderr.log";
+        });
     }
 
     public JobLaunch launch() throws IOException {

@@ -1,5 +1,7 @@
 package io.gpupool.agent.run;
 
+import io.gpupool.agent.protocol.JobPhase;
+
 /**
  * How an attempt ended; written to the job directory (outcome.json) once, which marks it done there.
  *

@@ -1,6 +1,8 @@
 package io.gpupool.agent.run;
 
-import io.gpupool.agent.gpu.GpuInfo;
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.agent.protocol.GrantedGpu;
+import io.gpupool.agent.protocol.JobLaunch;
 import io.gpupool.model.SpecException;
 
 import java.util.ArrayList;

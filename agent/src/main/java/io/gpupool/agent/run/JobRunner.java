@@ -3,8 +3,13 @@ package io.gpupool.agent.run;
 import io.gpupool.agent.confine.AttemptCgroup;
 import io.gpupool.agent.confine.Confinement;
 import io.gpupool.agent.confine.DeviceNodes;
-import io.gpupool.agent.gpu.GpuInfo;
 import io.gpupool.agent.gpu.GpuLoad;
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.agent.protocol.GpuSample;
+import io.gpupool.agent.protocol.GrantedGpu;
+import io.gpupool.agent.protocol.JobKey;
+import io.gpupool.agent.protocol.JobLaunch;
+import io.gpupool.agent.protocol.JobPhase;
 import io.gpupool.model.SpecException;
 
 import java.io.IOException;
@@ -377,7 +382,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
      * Applies the memory policy to what the GPUs report: a job whose processes hold more than their grant
      * (plus the allowance) on a GPU is warned about once, or stopped, as configured.
      */
-    public void enforceMemory(List<io.gpupool.agent.gpu.GpuSample> samples) {
+    public void enforceMemory(List<io.gpupool.agent.protocol.GpuSample> samples) {
         for (MemoryGuard.Violation v : MemoryGuard.check(samples, running.values(), gpusByUuid, config.memoryAllowanceMib())) {
             String what = v.describe();
             if (config.memoryPolicy() == RunnerConfig.MemoryPolicy.KILL) {

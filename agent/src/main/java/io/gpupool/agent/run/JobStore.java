@@ -1,5 +1,8 @@
 package io.gpupool.agent.run;
 
+import io.gpupool.agent.protocol.JobKey;
+import io.gpupool.agent.protocol.JobLaunch;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;

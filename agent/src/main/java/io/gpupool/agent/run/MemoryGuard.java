@@ -1,8 +1,9 @@
 package io.gpupool.agent.run;
 
-import io.gpupool.agent.gpu.GpuInfo;
-import io.gpupool.agent.gpu.GpuProcess;
-import io.gpupool.agent.gpu.GpuSample;
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.agent.protocol.GpuProcess;
+import io.gpupool.agent.protocol.GpuSample;
+import io.gpupool.agent.protocol.GrantedGpu;
 
 import java.util.ArrayList;
 import java.util.Collection;

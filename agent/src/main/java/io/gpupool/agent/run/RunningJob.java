@@ -1,5 +1,9 @@
 package io.gpupool.agent.run;
 
+import io.gpupool.agent.protocol.JobKey;
+import io.gpupool.agent.protocol.JobLaunch;
+import io.gpupool.agent.protocol.JobPhase;
+
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 

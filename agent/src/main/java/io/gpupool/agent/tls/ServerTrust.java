@@ -1,25 +1,18 @@
 package io.gpupool.agent.tls;
 
+import io.gpupool.agent.protocol.PemCertificates;
 import io.gpupool.model.SpecException;
 
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
-import javax.net.ssl.TrustManagerFactory;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.NoSuchAlgorithmException;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateException;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
-import java.util.ArrayList;
 import java.util.List;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * Which TLS certificates a client of the server (an agent, the command line) accepts: those the JDK's system
@@ -60,7 +53,7 @@ public final class ServerTrust {
      * @throws SpecException naming the file when it is missing, unreadable or holds no certificate
      */
     public static ServerTrust fromCaFile(Path caFile) {
-        List<X509Certificate> cas = readCertificates(caFile, OPTION);
+        List<X509Certificate> cas = PemCertificates.read(caFile, OPTION);
         try {
             KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
             store.load(null, null);
@@ -73,48 +66,6 @@ public final class ServerTrust {
         } catch (GeneralSecurityException | IOException e) {
             throw new IllegalStateException("cannot set up TLS with the CA certificates of " + caFile + ": " + e, e);
         }
-    }
-
-    /**
-     * The X.509 certificates of a PEM file, in file order.
-     *
-     * @param option the command-line option that named the file, for messages ({@code --ca}, {@code --tls-cert})
-     * @throws SpecException naming the option and the file: missing, unreadable, not PEM certificates
-     */
-    public static List<X509Certificate> readCertificates(Path file, String option) {
-        String where = option + " " + file;
-        byte[] bytes;
-        try {
-            bytes = Files.readAllBytes(file);
-        } catch (NoSuchFileException e) {
-            throw new SpecException(where, null, "no such file");
-        } catch (IOException e) {
-            throw new SpecException(where, null, "cannot be read: " + e.getMessage());
-        }
-        String text = new String(bytes, StandardCharsets.ISO_8859_1);
-        if (!text.contains("-----BEGIN CERTIFICATE-----")) {
-            String held = text.contains("PRIVATE KEY-----") ? "it holds a private key, not a certificate"
-                    : text.contains("-----BEGIN ") ? "it holds no certificate" : "it is not a PEM file";
-            throw new SpecException(where, null, "must hold PEM certificates ('-----BEGIN CERTIFICATE-----'), but " + held);
-        }
-        List<X509Certificate> out = new ArrayList<>();
-        try {
-            // only the certificate blocks: a file may also hold a key or comments, which the parser would trip over
-            int from = 0;
-            while ((from = text.indexOf("-----BEGIN CERTIFICATE-----", from)) >= 0) {
-                int end = text.indexOf("-----END CERTIFICATE-----", from);
-                if (end < 0) throw new SpecException(where, null, "a certificate block has no '-----END CERTIFICATE-----' line");
-                end += "-----END CERTIFICATE-----".length();
-                CertificateFactory x509 = CertificateFactory.getInstance("X.509");
-                for (Certificate c : x509.generateCertificates(new ByteArrayInputStream(text.substring(from, end).getBytes(StandardCharsets.ISO_8859_1)))) {
-                    out.add((X509Certificate) c);
-                }
-                from = end;
-            }
-        } catch (CertificateException e) {
-            throw new SpecException(where, null, "certificate " + (out.size() + 1) + " is not a valid X.509 certificate: " + e.getMessage());
-        }
-        return out;
     }
 
     /** The TLS context to open connections with. */

@@ -1,5 +1,6 @@
 package io.gpupool.agent.confine;
 
+import io.gpupool.agent.protocol.NodeConfinement;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

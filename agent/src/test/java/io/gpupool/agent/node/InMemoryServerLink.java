@@ -1,17 +1,17 @@
 package io.gpupool.agent.node;
 
-import io.gpupool.agent.link.DesiredState;
-import io.gpupool.agent.link.JobStatusReport;
 import io.gpupool.agent.link.LinkException;
-import io.gpupool.agent.link.LogChunk;
-import io.gpupool.agent.link.LogOffset;
-import io.gpupool.agent.link.NodeReport;
-import io.gpupool.agent.link.RegisterRequest;
-import io.gpupool.agent.link.Registration;
-import io.gpupool.agent.link.ReportResponse;
 import io.gpupool.agent.link.ServerLink;
-import io.gpupool.agent.run.JobLaunch;
-import io.gpupool.agent.run.LogStream;
+import io.gpupool.agent.protocol.DesiredState;
+import io.gpupool.agent.protocol.JobLaunch;
+import io.gpupool.agent.protocol.JobStatusReport;
+import io.gpupool.agent.protocol.LogChunk;
+import io.gpupool.agent.protocol.LogOffset;
+import io.gpupool.agent.protocol.LogStream;
+import io.gpupool.agent.protocol.NodeReport;
+import io.gpupool.agent.protocol.RegisterRequest;
+import io.gpupool.agent.protocol.Registration;
+import io.gpupool.agent.protocol.ReportResponse;
 
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;

@@ -1,14 +1,14 @@
 package io.gpupool.agent.node;
 
 import io.gpupool.agent.gpu.FakeGpuBackend;
-import io.gpupool.agent.gpu.GpuSample;
-import io.gpupool.agent.link.DesiredState;
-import io.gpupool.agent.link.JobStatusReport;
-import io.gpupool.agent.run.GrantedGpu;
-import io.gpupool.agent.run.JobKey;
-import io.gpupool.agent.run.JobLaunch;
-import io.gpupool.agent.run.JobPhase;
-import io.gpupool.agent.run.LogStream;
+import io.gpupool.agent.protocol.DesiredState;
+import io.gpupool.agent.protocol.GpuSample;
+import io.gpupool.agent.protocol.GrantedGpu;
+import io.gpupool.agent.protocol.JobKey;
+import io.gpupool.agent.protocol.JobLaunch;
+import io.gpupool.agent.protocol.JobPhase;
+import io.gpupool.agent.protocol.JobStatusReport;
+import io.gpupool.agent.protocol.LogStream;
 import io.gpupool.agent.run.RunnerConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -205,7 +205,7 @@ class NodeAgentTest {
         a.tick(); // resends what the lost answer did not acknowledge; the server keeps one copy
         a.tick();
 
-        Path dir = a.runner().store().find(new io.gpupool.agent.run.JobKey("chatty", 0)).orElseThrow().path();
+        Path dir = a.runner().store().find(new io.gpupool.agent.protocol.JobKey("chatty", 0)).orElseThrow().path();
         assertThat(server.log("chatty", 0, LogStream.STDOUT)).isEqualTo(Files.readString(dir.resolve("stdout.log")));
         assertThat(server.log("chatty", 0, LogStream.STDERR)).isEqualTo("oops\n");
         assertThat(server.reports.getLast().logs()).as("nothing left to send").isEmpty();
@@ -372,7 +372,7 @@ class NodeAgentTest {
             assertThat(server.registrations.getFirst().confinement()).isEqualTo(a.confinement());
             assertThat(a.confinement().mode()).isEqualTo(cgroups.layout.mode());
             assertThat(a.confinement().enforced()).anyMatch(e -> e.startsWith("devices("));
-            var dir = a.runner().store().find(new io.gpupool.agent.run.JobKey("dev", 0)).orElseThrow();
+            var dir = a.runner().store().find(new io.gpupool.agent.protocol.JobKey("dev", 0)).orElseThrow();
             assertThat(java.nio.file.Files.readString(dir.stdout())).isEqualTo(dev.resolve("nvidia1") + "\n");
             // no NVIDIA driver here: the granted node passes the filter and finds no driver (ENXIO), the other is refused (EPERM)
             assertThat(java.nio.file.Files.readString(dir.stderr())).contains(dev.resolve("nvidia0") + ": Operation not permitted")

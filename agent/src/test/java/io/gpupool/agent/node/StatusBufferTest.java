@@ -1,8 +1,8 @@
 package io.gpupool.agent.node;
 
-import io.gpupool.agent.link.JobStatusReport;
-import io.gpupool.agent.run.JobKey;
-import io.gpupool.agent.run.JobPhase;
+import io.gpupool.agent.protocol.JobKey;
+import io.gpupool.agent.protocol.JobPhase;
+import io.gpupool.agent.protocol.JobStatusReport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,5 +1,6 @@
 package io.gpupool.agent.run;
 
+import io.gpupool.agent.protocol.JobLaunch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

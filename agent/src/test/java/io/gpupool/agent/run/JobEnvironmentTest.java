@@ -1,6 +1,8 @@
 package io.gpupool.agent.run;
 
-import io.gpupool.agent.gpu.GpuInfo;
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.agent.protocol.GrantedGpu;
+import io.gpupool.agent.protocol.JobLaunch;
 import io.gpupool.model.SpecException;
 import org.junit.jupiter.api.Test;
 
@@ -50,7 +52,9 @@ class JobEnvironmentTest {
                 .hasMessageContaining("field 'command': must name a program");
         assertThatThrownBy(() -> new JobLaunch("j", 0, List.of("x"), Map.of(), null, List.of(GrantedGpu.whole("G"), GrantedGpu.whole("G"))))
                 .hasMessageContaining("GPU G is granted twice");
-        assertThatThrownBy(() -> new GrantedGpu("G", 0, 0)).hasMessageContaining("must be in 1..1000");
+        assertThatThrownBy(() -> new GrantedGpu("G", 0, 0)).isInstanceOfSatisfying(SpecException.class, e -> assertThat(e.field()).isEqualTo("milli"));
+        assertThatThrownBy(() -> new GrantedGpu("G", 1001, 0)).isInstanceOfSatisfying(SpecException.class, e -> assertThat(e.field()).isEqualTo("milli"));
+        assertThat(new GrantedGpu("G", 1, 0).milli()).isEqualTo(1);
         assertThatThrownBy(() -> new JobLaunch(" ", 0, List.of("x"), Map.of(), null, List.of())).hasMessageContaining("job_id");
     }
 }

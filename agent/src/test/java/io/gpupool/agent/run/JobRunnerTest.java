@@ -1,7 +1,11 @@
 package io.gpupool.agent.run;
 
 import io.gpupool.agent.gpu.FakeGpuBackend;
-import io.gpupool.agent.gpu.GpuInfo;
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.agent.protocol.GrantedGpu;
+import io.gpupool.agent.protocol.JobKey;
+import io.gpupool.agent.protocol.JobLaunch;
+import io.gpupool.agent.protocol.JobPhase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

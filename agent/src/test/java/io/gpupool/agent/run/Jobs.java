@@ -1,5 +1,8 @@
 package io.gpupool.agent.run;
 
+import io.gpupool.agent.protocol.GrantedGpu;
+import io.gpupool.agent.protocol.JobLaunch;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

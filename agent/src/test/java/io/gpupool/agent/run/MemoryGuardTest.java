@@ -3,6 +3,8 @@ package io.gpupool.agent.run;
 import io.gpupool.agent.gpu.GpuBackendException;
 import io.gpupool.agent.gpu.NvmlBackend;
 import io.gpupool.agent.gpu.NvmlStandin;
+import io.gpupool.agent.protocol.GrantedGpu;
+import io.gpupool.agent.protocol.JobPhase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

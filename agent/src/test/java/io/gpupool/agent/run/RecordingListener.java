@@ -1,5 +1,8 @@
 package io.gpupool.agent.run;
 
+import io.gpupool.agent.protocol.JobKey;
+import io.gpupool.agent.protocol.JobLaunch;
+
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 

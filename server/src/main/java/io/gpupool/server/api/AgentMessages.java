@@ -4,16 +4,16 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
-import io.gpupool.agent.AgentJson;
-import io.gpupool.agent.confine.NodeConfinement;
-import io.gpupool.agent.gpu.GpuInfo;
-import io.gpupool.agent.gpu.GpuSample;
-import io.gpupool.agent.gpu.NodeInventory;
-import io.gpupool.agent.link.AccountIsolation;
-import io.gpupool.agent.link.JobStatusReport;
-import io.gpupool.agent.link.LogChunk;
-import io.gpupool.agent.link.NodeReport;
-import io.gpupool.agent.link.RegisterRequest;
+import io.gpupool.agent.protocol.AccountIsolation;
+import io.gpupool.agent.protocol.GpuInfo;
+import io.gpupool.agent.protocol.GpuSample;
+import io.gpupool.agent.protocol.JobStatusReport;
+import io.gpupool.agent.protocol.LogChunk;
+import io.gpupool.agent.protocol.NodeConfinement;
+import io.gpupool.agent.protocol.NodeInventory;
+import io.gpupool.agent.protocol.NodeReport;
+import io.gpupool.agent.protocol.ProtocolJson;
+import io.gpupool.agent.protocol.RegisterRequest;
 import io.gpupool.model.ClusterSpecs;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.GpuDevice;
@@ -40,7 +40,7 @@ final class AgentMessages {
     static final int MAX_RUNNING = 100_000;
     static final long MAX_WAIT_MS = 600_000;
     /** Missing or null numbers read as 0 and missing fields as null, so an older agent's message (without newer fields) still reads. */
-    private static final ObjectReader READER = AgentJson.MAPPER.reader();
+    private static final ObjectReader READER = ProtocolJson.MAPPER.reader();
 
     private AgentMessages() {}
 
@@ -61,7 +61,7 @@ final class AgentMessages {
 
     static void send(Context ctx, Object body) {
         try {
-            ctx.status(200).contentType("application/json").result(AgentJson.MAPPER.writeValueAsString(body));
+            ctx.status(200).contentType("application/json").result(ProtocolJson.MAPPER.writeValueAsString(body));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot render " + body.getClass().getSimpleName(), e);
         }

@@ -1,12 +1,12 @@
 package io.gpupool.server.api;
 
-import io.gpupool.agent.link.DesiredState;
-import io.gpupool.agent.link.LogChunk;
-import io.gpupool.agent.link.LogOffset;
-import io.gpupool.agent.link.NodeReport;
-import io.gpupool.agent.link.RegisterRequest;
-import io.gpupool.agent.link.Registration;
-import io.gpupool.agent.link.ReportResponse;
+import io.gpupool.agent.protocol.DesiredState;
+import io.gpupool.agent.protocol.LogChunk;
+import io.gpupool.agent.protocol.LogOffset;
+import io.gpupool.agent.protocol.NodeReport;
+import io.gpupool.agent.protocol.RegisterRequest;
+import io.gpupool.agent.protocol.Registration;
+import io.gpupool.agent.protocol.ReportResponse;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.NodeSpec;
 import io.gpupool.server.auth.Principal;

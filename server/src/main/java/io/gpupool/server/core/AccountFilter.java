@@ -1,6 +1,6 @@
 package io.gpupool.server.core;
 
-import io.gpupool.agent.link.AccountIsolation;
+import io.gpupool.agent.protocol.AccountIsolation;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.engine.placement.ReplicaDemand;

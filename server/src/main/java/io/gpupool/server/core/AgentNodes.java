@@ -1,6 +1,6 @@
 package io.gpupool.server.core;
 
-import io.gpupool.agent.link.AccountIsolation;
+import io.gpupool.agent.protocol.AccountIsolation;
 import io.gpupool.store.NodeProgress;
 
 import java.util.Collection;
@@ -43,7 +43,7 @@ final class AgentNodes {
         /** Its agent's SIGTERM-to-SIGKILL grace, as it last said. */
         long killGraceMs = AgentSettings.DEFAULT_KILL_GRACE_MS;
         /** What the node enforces on its jobs, as its agent last registered it (memory only: unknown after a server restart until the agent registers again). */
-        io.gpupool.agent.confine.NodeConfinement confinement;
+        io.gpupool.agent.protocol.NodeConfinement confinement;
         /** Lost, and its attempts given up: its jobs went back to the queue or failed. */
         boolean attemptsGivenUp;
         Condition condition = Condition.WAITING;

@@ -9,6 +9,7 @@ import io.gpupool.model.GpuModel;
 import io.gpupool.model.GpuShare;
 import io.gpupool.model.HostResources;
 import io.gpupool.model.JobSpec;
+import io.gpupool.model.SpecException;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -71,11 +72,14 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         if (perReplica > 0 && numGpus % perReplica != 0) {
             throw ServiceException.invalid("gpusPerReplica", "must divide numGpus (" + numGpus + "), got " + perReplica);
         }
-        int milli = (int) f.integer("gpuMilli", GpuShare.WHOLE, 1, GpuShare.WHOLE);
-        long mem = f.integer("gpuMemMib", 0, 0, 16L * 1024 * 1024);
-        if ((milli < GpuShare.WHOLE || mem > 0) && numGpus > 1) {
-            throw ServiceException.invalid(milli < GpuShare.WHOLE ? "gpuMilli" : "gpuMemMib",
-                    "a fractional GPU share (gpuMilli < 1000 or gpuMemMib > 0) needs numGpus = 1, got " + numGpus);
+        int milli;
+        long mem;
+        try {
+            milli = GpuShare.requireMilli(null, "gpuMilli", f.integer("gpuMilli", GpuShare.WHOLE, Long.MIN_VALUE, Long.MAX_VALUE));
+            mem = f.integer("gpuMemMib", 0, 0, 16L * 1024 * 1024);
+            GpuShare.requireOneGpuIfShared(null, "gpuMilli", "gpuMemMib", milli, mem, numGpus);
+        } catch (SpecException e) {
+            throw ServiceException.invalid(e.field(), e.rule());
         }
         List<String> types = new ArrayList<>();
         if (f.has("gpuTypes")) {

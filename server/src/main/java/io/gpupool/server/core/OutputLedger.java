@@ -1,7 +1,7 @@
 package io.gpupool.server.core;
 
-import io.gpupool.agent.link.LogChunk;
-import io.gpupool.agent.link.LogOffset;
+import io.gpupool.agent.protocol.LogChunk;
+import io.gpupool.agent.protocol.LogOffset;
 import io.gpupool.store.OutputChunk;
 
 import java.util.Arrays;

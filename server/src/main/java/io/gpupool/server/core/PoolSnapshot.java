@@ -1,6 +1,6 @@
 package io.gpupool.server.core;
 
-import io.gpupool.agent.link.AccountIsolation;
+import io.gpupool.agent.protocol.AccountIsolation;
 import io.gpupool.server.auth.Principal;
 
 import java.util.List;
@@ -24,7 +24,7 @@ public record PoolSnapshot(long atMs, String policy, String placement, List<Node
      *                  without an agent (or one that has not registered since the server started)
      */
     public record NodeView(String name, String model, String productName, boolean cordoned, String source, String state, List<GpuView> gpus,
-                           io.gpupool.agent.confine.NodeConfinement isolation, AccountIsolation accounts) {
+                           io.gpupool.agent.protocol.NodeConfinement isolation, AccountIsolation accounts) {
         public NodeView(String name, String model, String productName, boolean cordoned, String source, String state, List<GpuView> gpus) {
             this(name, model, productName, cordoned, source, state, gpus, null, null);
         }

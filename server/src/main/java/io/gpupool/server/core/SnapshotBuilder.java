@@ -1,10 +1,11 @@
 package io.gpupool.server.core;
 
-import io.gpupool.agent.link.AccountIsolation;
+import io.gpupool.agent.protocol.AccountIsolation;
+import io.gpupool.agent.protocol.Grant;
+import io.gpupool.agent.protocol.NodeConfinement;
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.Scheduler;
 import io.gpupool.engine.TenantLedger;
-import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
 import io.gpupool.model.GpuDevice;
 import io.gpupool.store.NodeRow;
@@ -23,39 +24,39 @@ final class SnapshotBuilder {
     private final Map<String, TenantRow> tenants;
     private final Map<String, NodeRow> nodes;
     private final GpuTelemetry telemetry;
-    private final Map<String, String> conditions;
-    private final Map<String, AccountIsolation> accounts;
-    private final Map<String, io.gpupool.agent.confine.NodeConfinement> isolation;
+    /** Agent nodes' state (waiting, ready, lost); other nodes are static. */
+    private final Map<String, String> conditions = new HashMap<>();
+    /** What agent nodes enforce on their jobs, as registered. */
+    private final Map<String, NodeConfinement> isolation = new HashMap<>();
+    /** What agent nodes said of Unix accounts. */
+    private final Map<String, AccountIsolation> accounts = new HashMap<>();
     private final SchedulerSettings settings;
 
-    /**
-     * @param conditions agent nodes' state (waiting, ready, lost); other nodes are static
-     * @param isolation  what agent nodes enforce on their jobs, as registered
-     * @param accounts   what agent nodes said of Unix accounts
-     */
-    SnapshotBuilder(Scheduler engine, Map<String, ActiveJob> active, Map<String, TenantRow> tenants, Map<String, NodeRow> nodes,
-                    Map<String, String> conditions, Map<String, io.gpupool.agent.confine.NodeConfinement> isolation,
-                    Map<String, AccountIsolation> accounts, GpuTelemetry telemetry, SchedulerSettings settings) {
-        this.isolation = isolation;
-        this.accounts = accounts;
-        this.engine = engine;
-        this.active = active;
-        this.tenants = tenants;
-        this.nodes = nodes;
-        this.conditions = conditions;
+    private record GpuKey(String node, int gpu) {}
+
+    SnapshotBuilder(PoolState pool, GpuTelemetry telemetry) {
+        this.engine = pool.engine;
+        this.active = pool.active;
+        this.tenants = pool.tenants;
+        this.nodes = pool.nodes;
         this.telemetry = telemetry;
-        this.settings = settings;
+        this.settings = pool.settings;
+        for (AgentNodes.Node a : pool.agents.all()) {
+            conditions.put(a.name, a.condition.wire());
+            if (a.confinement != null) isolation.put(a.name, a.confinement);
+            if (a.accounts != null) accounts.put(a.name, a.accounts);
+        }
     }
 
     PoolSnapshot build(long now, int queueLimit) {
         // tasks per GPU from the running jobs' grants
-        Map<Long, List<PoolSnapshot.TaskView>> tasks = new HashMap<>();
+        Map<GpuKey, List<PoolSnapshot.TaskView>> tasks = new HashMap<>();
         Map<String, int[]> counts = new TreeMap<>(); // tenant -> {pending, running}
         for (JobState j : engine.runningJobs()) {
             ActiveJob a = active.get(j.id());
             counts.computeIfAbsent(j.spec().tenant(), k -> new int[2])[1]++;
-            for (GpuGrant g : j.allocation().grants()) {
-                tasks.computeIfAbsent(((long) g.node() << 16) | g.gpu(), k -> new ArrayList<>())
+            for (Grant g : Grants.of(j.allocation(), engine.cluster())) {
+                tasks.computeIfAbsent(new GpuKey(g.node(), g.gpu()), k -> new ArrayList<>())
                         .add(new PoolSnapshot.TaskView(j.id(), j.spec().tenant(), a != null ? a.request.name() : "", g.milli(), g.memoryMib()));
             }
         }
@@ -73,7 +74,7 @@ final class SnapshotBuilder {
                     utilCount++;
                 }
                 gv.add(new PoolSnapshot.GpuView(g, d.uuid(), n.healthy(g), 1000 - n.freeMilli(g), n.memoryCapacityMib() - n.freeMemoryMib(g),
-                        n.model().memoryMib(), tasks.getOrDefault(((long) n.id() << 16) | g, List.of()), s));
+                        n.model().memoryMib(), tasks.getOrDefault(new GpuKey(n.name(), g), List.of()), s));
                 gpus++;
             }
             NodeRow row = nodes.get(n.name());

@@ -1,6 +1,6 @@
 package io.gpupool.server.core;
 
-import io.gpupool.agent.link.RunningJobInfo;
+import io.gpupool.agent.protocol.RunningJobInfo;
 
 import java.util.ArrayList;
 import java.util.Collection;

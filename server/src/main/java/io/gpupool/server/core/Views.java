@@ -1,15 +1,18 @@
 package io.gpupool.server.core;
 
+import io.gpupool.agent.protocol.DesiredState;
+import io.gpupool.agent.protocol.Grant;
+import io.gpupool.agent.protocol.LogOffset;
+import io.gpupool.store.JobRow;
+
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /** Read-only answers of the engine loop that are not whole snapshots. */
 public final class Views {
     private Views() {}
 
-    /** One GPU grant of a job, by node name. */
-    public record Grant(int replica, String node, int gpu, String uuid, int milli, long memoryMib, boolean exclusive) {}
-
-    /** What only the live engine knows of an active job. */
+    /** What only the live engine knows of an active job: its grants as the API shows them. */
     public record Live(String state, String waitReason, List<Grant> allocation) {}
 
     /**
@@ -27,10 +30,9 @@ public final class Views {
      * @param nextChange completes when the node's desired state changes after this answer (a waiting report
      *                   waits on it)
      */
-    public record Reported(long ackedStatusSeq, io.gpupool.agent.link.DesiredState desired,
-                           List<io.gpupool.agent.link.LogOffset> logAcks, java.util.concurrent.CompletableFuture<Void> nextChange,
+    public record Reported(long ackedStatusSeq, DesiredState desired, List<LogOffset> logAcks, CompletableFuture<Void> nextChange,
                            long leaseEpoch) {}
 
     /** Outcome of a submission: the job, and whether this call created it (false: idempotent retry). */
-    public record Submitted(String jobId, io.gpupool.store.JobRow row, boolean created) {}
+    public record Submitted(String jobId, JobRow row, boolean created) {}
 }

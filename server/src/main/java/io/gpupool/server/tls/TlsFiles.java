@@ -1,6 +1,6 @@
 package io.gpupool.server.tls;
 
-import io.gpupool.agent.tls.ServerTrust;
+import io.gpupool.agent.protocol.PemCertificates;
 import io.gpupool.model.SpecException;
 import org.bouncycastle.asn1.ASN1ObjectIdentifier;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
@@ -64,7 +64,7 @@ public final class TlsFiles {
      * @throws SpecException naming the option and the file, and the rule it breaks
      */
     public static Identity load(Path certFile, Path keyFile) {
-        List<X509Certificate> chain = ServerTrust.readCertificates(certFile, CERT_OPTION);
+        List<X509Certificate> chain = PemCertificates.read(certFile, CERT_OPTION);
         X509Certificate own = chain.getFirst();
         try {
             own.checkValidity();

@@ -36,7 +36,12 @@ public final class GpupoolCsvFormat implements TraceFormat {
         double submit = row.number("submit_time", 0, 1e12);
         double duration = row.number("duration", 1e-3, 1e12);
         int numGpus = (int) row.integer("num_gpus", 1, 1_000_000);
-        int milli = (int) row.optionalInteger("gpu_milli", 1, 1000, 1000);
+        int milli;
+        try {
+            milli = GpuShare.requireMilli(null, "gpu_milli", row.optionalInteger("gpu_milli", Long.MIN_VALUE, Long.MAX_VALUE, GpuShare.WHOLE));
+        } catch (SpecException e) {
+            throw row.error(e);
+        }
         long mem = row.optionalInteger("gpu_mem_mib", 0, Long.MAX_VALUE / 2, 0);
         int replicas = (int) row.optionalInteger("replicas", 1, numGpus, 0);
         GangShape shape;
@@ -46,8 +51,10 @@ public final class GpupoolCsvFormat implements TraceFormat {
         } else {
             shape = context.shapeFor(numGpus);
         }
-        if ((milli < 1000 || mem > 0) && numGpus != 1) {
-            throw row.error("gpu_milli", "a GPU share (gpu_milli < 1000 or gpu_mem_mib) needs num_gpus = 1, got " + numGpus);
+        try {
+            GpuShare.requireOneGpuIfShared(null, "gpu_milli", "gpu_mem_mib", milli, mem, numGpus);
+        } catch (SpecException e) {
+            throw row.error(e);
         }
         GpuShare share = new GpuShare(milli, mem);
         Set<String> allowed = models(row, "gpu_type", context);

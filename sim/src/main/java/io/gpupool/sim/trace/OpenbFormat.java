@@ -4,6 +4,7 @@ import io.gpupool.model.GangShape;
 import io.gpupool.model.GpuShare;
 import io.gpupool.model.HostResources;
 import io.gpupool.model.JobSpec;
+import io.gpupool.model.SpecException;
 
 /**
  * Alibaba's openb pod list (cluster-trace-gpu-v2023, used by the FGD paper):
@@ -56,11 +57,16 @@ public final class OpenbFormat implements TraceFormat {
     private TraceJob map(Row row, long shiftMs, TraceContext context) {
         String name = row.required("name");
         int gpus = (int) row.integer("num_gpu", 0, 64);
-        int milli = (int) row.optionalInteger("gpu_milli", 0, 1000, gpus == 0 ? 0 : 1000);
+        long milli = row.optionalInteger("gpu_milli", Long.MIN_VALUE, Long.MAX_VALUE, gpus == 0 ? 0 : GpuShare.WHOLE);
+        try {
+            // a CPU-only pod may say 0: it takes no GPU share
+            if (gpus > 0 || milli != 0) GpuShare.requireMilli(null, "gpu_milli", milli);
+            GpuShare.requireOneGpuIfShared(null, "gpu_milli", "gpu_mem_mib", (int) milli, 0, gpus);
+        } catch (SpecException e) {
+            throw row.error(e);
+        }
         var models = GpupoolCsvFormat.models(row, "gpu_spec", context);
         if (gpus == 0) return cpuOnly(row, name, context);
-        if (milli == 0) throw row.error("gpu_milli", "must be in 1..1000 for a GPU task, got 0");
-        if (gpus > 1 && milli != 1000) throw row.error("gpu_milli", "a multi-GPU task takes whole GPUs: must be 1000, got " + milli);
         long submitSec = 0;
         double runSec = 1;
         if (replay) {
@@ -75,7 +81,7 @@ public final class OpenbFormat implements TraceFormat {
         JobSpec.Builder b = JobSpec.builder(name)
                 .submitMs(submitSec * 1000 - shiftMs)
                 .shape(shape)
-                .share(new GpuShare(milli, 0))
+                .share(new GpuShare((int) milli, 0))
                 .allowedModels(models);
         if (context.hostResources()) b.host(hostPerReplica(row, shape.replicas()));
         String qos = row.optional("qos");

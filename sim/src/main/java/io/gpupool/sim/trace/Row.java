@@ -87,6 +87,11 @@ public final class Row {
         return new SpecException(where(), column, rule);
     }
 
+    /** A rule of the model (naming one of this row's columns) that this row's values break, at file:line. */
+    public SpecException error(SpecException broken) {
+        return new SpecException(where(), broken.field(), broken.rule());
+    }
+
     private double parseDouble(String column, String v) {
         try {
             return Double.parseDouble(v);

@@ -81,7 +81,14 @@ class TraceReadersTest {
         Path r = file("bad3.csv", "job_id,submit_time,duration,num_gpus,gpu_type", "a,0,10,1,Z80");
         assertThatThrownBy(() -> open(r, "gpupool", false)).hasMessageStartingWith(r + ":2: field 'gpu_type': unknown GPU model 'Z80'");
         Path s = file("bad4.csv", "job_id,submit_time,duration,num_gpus,gpu_milli", "a,0,10,2,500");
-        assertThatThrownBy(() -> open(s, "gpupool", false)).hasMessageContaining(s + ":2: field 'gpu_milli': a GPU share");
+        assertThatThrownBy(() -> open(s, "gpupool", false)).isInstanceOfSatisfying(SpecException.class, e -> {
+            assertThat(e.where()).isEqualTo(s + ":2");
+            assertThat(e.field()).isEqualTo("gpu_milli");
+        });
+        Path m = file("bad5.csv", "job_id,submit_time,duration,num_gpus,gpu_mem_mib", "a,0,10,2,4096");
+        assertThatThrownBy(() -> open(m, "gpupool", false)).isInstanceOfSatisfying(SpecException.class, e -> assertThat(e.field()).isEqualTo("gpu_mem_mib"));
+        Path z = file("bad6.csv", "job_id,submit_time,duration,num_gpus,gpu_milli", "a,0,10,1,0");
+        assertThatThrownBy(() -> open(z, "gpupool", false)).isInstanceOfSatisfying(SpecException.class, e -> assertThat(e.field()).isEqualTo("gpu_milli"));
     }
 
     @Test
@@ -181,8 +188,12 @@ class TraceReadersTest {
     void openbRulesForMultiGpuTasksAndTimes() throws IOException {
         String head = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time";
         Path p = file("pods-bad.csv", head, "pod-a,1,1,2,500,,LS,Running,0,10,0");
-        assertThatThrownBy(() -> open(p, "openb", false))
-                .hasMessage(p + ":2: field 'gpu_milli': a multi-GPU task takes whole GPUs: must be 1000, got 500");
+        assertThatThrownBy(() -> open(p, "openb", false)).isInstanceOfSatisfying(SpecException.class, e -> {
+            assertThat(e.where()).isEqualTo(p + ":2");
+            assertThat(e.field()).isEqualTo("gpu_milli");
+        });
+        Path z = file("pods-bad0.csv", head, "pod-a,1,1,1,0,,LS,Running,0,10,0");
+        assertThatThrownBy(() -> open(z, "openb", false)).isInstanceOfSatisfying(SpecException.class, e -> assertThat(e.field()).isEqualTo("gpu_milli"));
         Path q = file("pods-bad2.csv", head, "pod-a,1,1,1,500,,LS,Running,0,10,10");
         assertThatThrownBy(() -> open(q, "openb", false))
                 .hasMessage(q + ":2: field 'deletion_time': must be after scheduled_time 10, got 10");

@@ -1,4 +1,4 @@
-package io.gpupool.agent.run;
+package io.gpupool.agent.protocol;
 
 /**
  * One attempt of one job: what the agent starts at most once. The server raises the attempt when it runs a

@@ -1,4 +1,4 @@
-package io.gpupool.agent.gpu;
+package io.gpupool.agent.protocol;
 
 /**
  * A process holding a compute context on a GPU.

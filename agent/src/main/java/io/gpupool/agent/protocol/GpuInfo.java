@@ -1,10 +1,6 @@
-package io.gpupool.agent.gpu;
-
-import io.gpupool.model.GpuCatalog;
-import io.gpupool.model.GpuModel;
+package io.gpupool.agent.protocol;
 
 import java.util.List;
-import java.util.Optional;
 
 /**
  * One GPU as discovery sees it; it does not change while the node runs.
@@ -41,16 +37,5 @@ public record GpuInfo(int index, String uuid, String productName, String modelId
      */
     public int deviceMinor() {
         return minor != null ? minor : index;
-    }
-
-    /** A GPU whose model is whatever the catalog makes of its product string. */
-    public static GpuInfo of(int index, String uuid, String productName, long memoryTotalMib, List<Integer> nvlinkPeers) {
-        return new GpuInfo(index, uuid, productName,
-                GpuCatalog.standard().find(productName).map(GpuModel::id).orElse(null), memoryTotalMib, nvlinkPeers);
-    }
-
-    /** The catalog model; empty where the catalog does not know the card. */
-    public Optional<GpuModel> model() {
-        return modelId == null ? Optional.empty() : GpuCatalog.standard().find(modelId);
     }
 }

@@ -1,7 +1,4 @@
-package io.gpupool.agent.link;
-
-import io.gpupool.agent.confine.NodeConfinement;
-import io.gpupool.agent.gpu.NodeInventory;
+package io.gpupool.agent.protocol;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.gpupool.agent.confine;
+package io.gpupool.agent.protocol;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.gpupool.agent.run;
+package io.gpupool.agent.protocol;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.gpupool.model.HostResources;
@@ -21,7 +21,7 @@ import java.util.Set;
  * @param host    the host CPU and RAM the job asked for per replica (its cgroup's cpu and memory limits); null (or
  *                nothing asked): no CPU or memory limit for this job, only the node's device and pids limits
  * @param runAs   the Unix account the command runs as; null = the agent's account for jobs without one
- *                ({@link RunnerConfig#unboundAccount()} when the agent is root)
+ *                (its unbound account when the agent is root)
  */
 public record JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir,
                         List<GrantedGpu> gpus, @JsonInclude(JsonInclude.Include.NON_NULL) HostResources host, String runAs) {

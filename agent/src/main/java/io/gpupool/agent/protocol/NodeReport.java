@@ -1,6 +1,4 @@
-package io.gpupool.agent.link;
-
-import io.gpupool.agent.gpu.GpuSample;
+package io.gpupool.agent.protocol;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.gpupool.agent.run;
+package io.gpupool.agent.protocol;
 
 /** Where one attempt of a job stands, as the agent reports it. */
 public enum JobPhase {

@@ -1,10 +1,11 @@
-package io.gpupool.agent.run;
+package io.gpupool.agent.protocol;
 
 import io.gpupool.model.GpuShare;
 import io.gpupool.model.SpecException;
 
 /**
- * A share of one of this node's GPUs that the server granted a job (the engine's grant, addressed by UUID).
+ * A share of one of this node's GPUs that the server granted a job, as a launch carries it: a {@link Grant} addressed
+ * by UUID alone, with memory 0 for a whole GPU.
  *
  * @param uuid      the GPU
  * @param milli     compute share in thousandths (1000 = all of it)
@@ -13,8 +14,13 @@ import io.gpupool.model.SpecException;
 public record GrantedGpu(String uuid, int milli, long memoryMib) {
     public GrantedGpu {
         if (uuid == null || uuid.isBlank()) throw new SpecException("grant", "uuid", "must not be empty");
-        if (milli < 1 || milli > GpuShare.WHOLE) throw new SpecException("grant " + uuid, "milli", "must be in 1..1000, got " + milli);
+        GpuShare.requireMilli("grant " + uuid, "milli", milli);
         if (memoryMib < 0) throw new SpecException("grant " + uuid, "memory_mib", "must be >= 0, got " + memoryMib);
+    }
+
+    /** The agent's form of a grant on its node: the whole GPU when exclusive, else the share with its memory. */
+    public static GrantedGpu of(Grant g) {
+        return g.exclusive() ? whole(g.uuid()) : new GrantedGpu(g.uuid(), g.milli(), g.memoryMib());
     }
 
     public static GrantedGpu whole(String uuid) {

@@ -1,4 +1,4 @@
-package io.gpupool.agent.link;
+package io.gpupool.agent.protocol;
 
 import java.util.List;
 

@@ -1,6 +1,4 @@
-package io.gpupool.agent.link;
-
-import io.gpupool.agent.run.JobPhase;
+package io.gpupool.agent.protocol;
 
 /**
  * One event of one attempt, numbered by the agent. Reports are sent in {@code seq} order and resent until

@@ -1,6 +1,4 @@
-package io.gpupool.agent.link;
-
-import io.gpupool.agent.run.LogStream;
+package io.gpupool.agent.protocol;
 
 /**
  * New output of one attempt's stream, from byte {@code offset}. The server appends it when {@code offset}

@@ -1,0 +1,6 @@
+package io.gpupool.agent.protocol;
+
+/** A job's two output streams. */
+public enum LogStream {
+    STDOUT, STDERR
+}
