@@ -4,16 +4,13 @@ import io.gpupool.engine.placement.PlacementResult;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 import java.util.concurrent.TimeUnit;
 
@@ -28,14 +25,7 @@ import java.util.concurrent.TimeUnit;
  * outcome); {@link #latency} runs the same operation in {@code SampleTime} mode for the latency
  * distribution (p50/p99 per decision, in microseconds). Each gets its own freshly built pool.
  */
-@State(Scope.Thread)
-@Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 4, time = 3)
-@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
-public class PlacementBenchmark {
-    @Param({"1000", "5000", "20000"})
-    public int nodes;
-
+public class PlacementBenchmark extends PoolSizeBenchmark {
     /**
      * A {@code --placement} value with {@code +} for the comma (JMH's {@code -p} splits values on
      * commas): {@code binpack+topology} is the default {@code binpack,topology}.

@@ -8,16 +8,13 @@ import io.gpupool.engine.SubmitResult;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -36,14 +33,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>{@link SubmitBenchmark} times the arrivals themselves.
  */
-@State(Scope.Thread)
-@Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 4, time = 3)
-@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
-public class SchedulerRoundBenchmark {
-    @Param({"1000", "5000", "20000"})
-    public int nodes;
-
+public class SchedulerRoundBenchmark extends PoolSizeBenchmark {
     @Param({"fcfs-backfill"})
     public String policy;
 

@@ -6,14 +6,10 @@ import io.gpupool.engine.SubmitResult;
 import io.gpupool.model.JobSpec;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 import java.util.concurrent.TimeUnit;
@@ -23,14 +19,9 @@ import java.util.concurrent.TimeUnit;
  * pool), queueing, and the workload profile update. Each submitted job is cancelled right away so the
  * queue stays at its initial 10,000 pending jobs; the cancel is part of the timed operation.
  */
-@State(Scope.Thread)
 @Warmup(iterations = 2, time = 2)
 @Measurement(iterations = 3, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
-public class SubmitBenchmark {
-    @Param({"1000", "5000", "20000"})
-    public int nodes;
-
+public class SubmitBenchmark extends PoolSizeBenchmark {
     private Scheduler scheduler;
     private JobStream stream;
 

@@ -15,6 +15,7 @@ import io.gpupool.predict.sizing.Term;
 import io.gpupool.predict.sizing.Units;
 import io.gpupool.model.SpecException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -35,8 +36,6 @@ import java.util.concurrent.Callable;
                 + "given parallelism; then the GPU models of the catalog that hold the job, with the GPU count, the "
                 + "layout, the estimated time per step and the relative cost. Formulas: docs/sizing.md.%n")
 public final class AdviseCommand implements Callable<Integer> {
-    enum Format { table, json }
-
     @Spec CommandSpec spec;
 
     @Option(names = "--params", required = true, paramLabel = "N", description = "Parameter count: 7B, 1.3B, 350M, 70e9.")
@@ -99,8 +98,7 @@ public final class AdviseCommand implements Callable<Integer> {
     @Option(names = "--explain", description = "Show the formula behind every number.")
     boolean explain;
 
-    @Option(names = "--output", defaultValue = "table", paramLabel = "FORMAT", description = "table or json (default: ${DEFAULT-VALUE}).")
-    Format output;
+    @Mixin TableOrJson output;
 
     @Override
     public Integer call() {
@@ -112,7 +110,7 @@ public final class AdviseCommand implements Callable<Integer> {
                 tp, dp, zero, checkedContextBytes(), mfu);
         Advice advice = new SizingAdvisor().advise(request);
         PrintWriter out = spec.commandLine().getOut();
-        if (output == Format.json) Json.print(out, json(advice, explain));
+        if (output.json()) Json.print(out, json(advice, explain));
         else out.print(text(advice, explain));
         out.flush();
         return 0;

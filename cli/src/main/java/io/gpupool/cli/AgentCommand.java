@@ -3,11 +3,11 @@ package io.gpupool.cli;
 import io.gpupool.agent.AgentLauncher;
 import io.gpupool.agent.confine.Confinement;
 import io.gpupool.agent.gpu.GpuBackendException;
-import io.gpupool.agent.gpu.GpuBackends;
 import io.gpupool.agent.node.NodeAgent;
 import io.gpupool.agent.run.RunnerConfig;
 import io.gpupool.model.SpecException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -45,15 +45,7 @@ public final class AgentCommand implements Callable<Integer> {
             description = "Job directories (logs, exit codes) and the agent's state (default: ./${DEFAULT-VALUE}).")
     Path workDir;
 
-    @Option(names = "--backend", defaultValue = "auto", paramLabel = "NAME",
-            description = "GPU discovery: auto (NVML, then nvidia-smi), nvml, nvidia-smi, fake (default: ${DEFAULT-VALUE}).")
-    String backend;
-
-    @Option(names = "--fake-gpus", paramLabel = "SPEC", description = "Made-up GPUs, COUNTxMODEL[,...], e.g. 8xA100-80GB (demos, tests).")
-    String fakeGpus;
-
-    @Option(names = "--nvml-library", paramLabel = "PATH", description = "The NVML library (default: libnvidia-ml.so.1).")
-    String nvmlLibrary;
+    @Mixin GpuDiscoveryOptions discovery;
 
     @Option(names = "--kill-grace", defaultValue = "10", paramLabel = "SEC", description = "SIGTERM to SIGKILL when a job is stopped (default: ${DEFAULT-VALUE}).")
     double killGraceSec;
@@ -104,11 +96,11 @@ public final class AgentCommand implements Callable<Integer> {
         };
         if (!(killGraceSec >= 0 && killGraceSec <= 3600)) throw new SpecException("--kill-grace", "kill-grace", "must be in 0..3600 seconds");
         if (jobPidsMax < 0) throw new SpecException("--job-pids-max", "job-pids-max", "must be >= 0 (0: no limit)");
-        if (fakeDeviceDir != null && fakeGpus == null) throw new SpecException("--fake-device-dir", "fake-device-dir", "only works with --fake-gpus");
+        if (fakeDeviceDir != null && discovery.fakeGpus == null) throw new SpecException("--fake-device-dir", "fake-device-dir", "only works with --fake-gpus");
         Confinement.Settings confine = new Confinement.Settings(!noConfine, jobPidsMax,
                 fakeDeviceDir == null ? null : fakeDeviceDir.toAbsolutePath());
         AgentLauncher.Options o = new AgentLauncher.Options(server, t, nodeName, workDir,
-                new GpuBackends.Options(backend, nvmlLibrary, null, fakeGpus, null), Duration.ofSeconds(5),
+                discovery.backendOptions(null), Duration.ofSeconds(5),
                 Duration.ofMillis(Math.round(killGraceSec * 1000)), policy, !noFence, GpupoolCommand.version(), caFile(), unboundUser,
                 allowRootJobs, confine);
         PrintWriter out = spec.commandLine().getOut();
@@ -116,7 +108,7 @@ public final class AgentCommand implements Callable<Integer> {
         try {
             agent = AgentLauncher.start(o);
         } catch (GpuBackendException e) {
-            throw new SpecException("--backend " + backend, "backend", e.getMessage());
+            throw new SpecException("--backend " + discovery.backend, "backend", e.getMessage());
         }
         out.printf("gpupool agent: node %s, %d GPU(s) (%s), work directory %s, server %s%n", o.nodeName(), agent.inventory().gpus().size(),
                 agent.inventory().backend(), workDir.toAbsolutePath(), server);

@@ -4,7 +4,7 @@ import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.GpuModel;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
@@ -21,13 +21,7 @@ import java.util.concurrent.Callable;
                 + "(matched case-insensitively, like the aliases in the JSON output), with memory, dense BF16/FP16 "
                 + "tensor throughput, memory bandwidth, board power and NVLink.%n")
 public final class CatalogCommand implements Callable<Integer> {
-
-    /** Output formats of this command. */
-    enum Format { table, json }
-
-    @Option(names = "--output", paramLabel = "FORMAT", defaultValue = "table",
-            description = "Output format: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
-    Format output;
+    @Mixin TableOrJson output;
 
     @Spec
     CommandSpec spec;
@@ -36,7 +30,7 @@ public final class CatalogCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         List<GpuModel> models = GpuCatalog.standard().all();
-        switch (output) {
+        switch (output.format) {
             case table -> out.print(table(models));
             case json -> Json.print(out, json(models));
         }

@@ -9,6 +9,7 @@ import io.gpupool.agent.protocol.GpuInfo;
 import io.gpupool.agent.protocol.GpuSample;
 import io.gpupool.agent.protocol.NodeInventory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -28,27 +29,12 @@ import java.util.stream.Collectors;
                 + "catalog model, memory, NVLink peers; driver and CUDA version; CPUs, RAM) and one reading per GPU "
                 + "(utilization, memory, temperature, power, compute processes).%n")
 public final class GpusCommand implements Callable<Integer> {
-
-    enum Format { table, json }
-
-    @Option(names = "--backend", paramLabel = "NAME", defaultValue = "auto",
-            description = "Discovery backend: auto (NVML, then nvidia-smi), nvml, nvidia-smi, fake (default: ${DEFAULT-VALUE}).")
-    String backend;
-
-    @Option(names = "--fake-gpus", paramLabel = "SPEC",
-            description = "Made-up GPUs, COUNTxMODEL[,...] with catalog models, e.g. 8xA100-80GB,8xL40S.")
-    String fakeGpus;
-
-    @Option(names = "--nvml-library", paramLabel = "PATH",
-            description = "The NVML library to load (default: libnvidia-ml.so.1 from the linker's search path).")
-    String nvmlLibrary;
+    @Mixin GpuDiscoveryOptions discovery;
 
     @Option(names = "--nvidia-smi", paramLabel = "PATH", description = "The nvidia-smi command (default: from PATH).")
     String nvidiaSmi;
 
-    @Option(names = "--output", paramLabel = "FORMAT", defaultValue = "table",
-            description = "Output format: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
-    Format output;
+    @Mixin TableOrJson output;
 
     @Spec
     CommandSpec spec;
@@ -59,7 +45,7 @@ public final class GpusCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         GpuBackends.Opened opened;
         try {
-            opened = GpuBackends.open(new GpuBackends.Options(backend, nvmlLibrary, nvidiaSmi, fakeGpus, null));
+            opened = GpuBackends.open(discovery.backendOptions(nvidiaSmi));
         } catch (GpuBackendException e) {
             err.println(ErrorHandlers.PREFIX + e.getMessage());
             err.flush();
@@ -68,7 +54,7 @@ public final class GpusCommand implements Callable<Integer> {
         try (GpuBackend b = opened.backend()) {
             NodeInventory inv = LocalNode.inventory(opened.discovery());
             List<GpuSample> samples = b.sample();
-            switch (output) {
+            switch (output.format) {
                 case table -> {
                     for (String p : opened.passedOver()) err.println("gpupool: passed over " + p);
                     out.print(table(inv, samples));

@@ -3,10 +3,7 @@ package io.gpupool.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gpupool.model.SpecException;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.net.URI;
@@ -16,15 +13,12 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentLinkedDeque;
 
 /** Load bench of a running server: durable submissions per second and their latency (docs/benchmarks.md). */
 @Command(name = "loadgen", description = {"Send submissions to a gpupool server at a fixed rate and report acknowledged/s and latency percentiles.",
         "Needs an admin token: it creates --tenants tenants (load-0, load-1, ...) and one member token each."})
-public final class LoadgenCommand implements Callable<Integer> {
-    @Spec CommandSpec spec;
-    @Mixin ClientOptions client;
+public final class LoadgenCommand extends ClientCommand {
     @Option(names = "--rate", defaultValue = "2000", paramLabel = "PER_SEC", description = "Submissions per second (default: ${DEFAULT-VALUE}).")
     double rate;
     @Option(names = "--duration", defaultValue = "30", paramLabel = "SEC", description = "Seconds of load (default: ${DEFAULT-VALUE}).")
@@ -41,8 +35,8 @@ public final class LoadgenCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         if (rate <= 0 || duration <= 0 || tenants <= 0 || maxInFlight <= 0) throw new SpecException("loadgen", null, "--rate, --duration, --tenants and --max-in-flight must be > 0");
         if (warmup < 0) throw new SpecException("loadgen", "warmup", "must be >= 0, got " + warmup);
-        ApiClient api = client.client();
-        PrintWriter out = spec.commandLine().getOut();
+        ApiClient api = api();
+        PrintWriter out = out();
         String run = Long.toString(System.currentTimeMillis(), 36);
         List<String> tokens = new ArrayList<>();
         for (int t = 0; t < tenants; t++) {

@@ -2,26 +2,20 @@ package io.gpupool.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.Callable;
 
 /** {@code gpupool logs JOB [--follow]}: a job's output as its agent shipped it to the server. */
 @Command(name = "logs", description = "Print a job's output (stdout by default) as the server holds it; --follow keeps printing until the attempt ends.")
-public final class LogsCommand implements Callable<Integer> {
+public final class LogsCommand extends ClientCommand {
     private static final long POLL_MS = 1000;
     /** After the attempt has ended, stop following when this many polls brought nothing (its output may never complete, e.g. a lost node). */
     private static final int IDLE_POLLS_AFTER_END = 5;
 
-    @Spec CommandSpec spec;
-    @Mixin ClientOptions client;
     @Parameters(paramLabel = "JOB", description = "Job id, e.g. j42.")
     String id;
     @Option(names = {"-f", "--follow"}, description = "Keep printing new output until the attempt has ended and all of it is shown.")
@@ -35,8 +29,8 @@ public final class LogsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
-        ApiClient api = client.client();
-        PrintWriter out = spec.commandLine().getOut();
+        ApiClient api = api();
+        PrintWriter out = out();
         long offset = 0;
         Integer at = attempt;
         int idleAfterEnd = 0;

@@ -2,24 +2,18 @@ package io.gpupool.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 
 /** Nodes with their GPUs' allocation and telemetry. */
 @Command(name = "nodes", description = "List the nodes of a gpupool server with each GPU's allocated share and jobs; a node that takes no new work says why (cordoned, lost, waiting). "
         + "The isolation column says what the node's agent enforces on its jobs (cgroup mode and controls; what it lacks in parentheses).")
-public final class NodesCommand implements Callable<Integer> {
-    @Spec CommandSpec spec;
-    @Mixin ClientOptions client;
+public final class NodesCommand extends ClientCommand {
 
     @Override
     public Integer call() {
-        JsonNode nodes = client.client().get("/api/v1/nodes").path("nodes");
+        JsonNode nodes = api().get("/api/v1/nodes").path("nodes");
         TextTable table = new TextTable("node", "model", "gpu", "allocated", "util", "isolation", "jobs");
         for (JsonNode n : nodes) {
             boolean first = true;
@@ -35,8 +29,8 @@ public final class NodesCommand implements Callable<Integer> {
                 first = false;
             }
         }
-        spec.commandLine().getOut().print(table.render());
-        spec.commandLine().getOut().flush();
+        out().print(table.render());
+        out().flush();
         return 0;
     }
 

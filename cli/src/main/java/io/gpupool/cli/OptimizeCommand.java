@@ -20,6 +20,7 @@ import io.gpupool.sim.trace.TraceContext;
 import io.gpupool.sim.trace.TraceFile;
 import io.gpupool.sim.trace.TraceJob;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -73,13 +74,11 @@ public final class OptimizeCommand implements Callable<Integer> {
             description = "Node scorers the heuristics place with, as for simulate (default: ${DEFAULT-VALUE}).")
     String placement;
 
-    @Option(names = "--output", defaultValue = "table", paramLabel = "FORMAT", description = "table or json (default: ${DEFAULT-VALUE}).")
-    String output;
+    @Mixin TableOrJson output;
 
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        if (!List.of("table", "json").contains(output)) throw new SpecException("--output", "output", "must be table or json, got '" + output + "'");
         if (!Files.isRegularFile(jobsFile)) throw new SpecException("--jobs", "jobs", "no such file: " + jobsFile);
         SolveSettings settings = new SolveSettings(seconds, seed, workers, iterations);
         var solverImpl = Solvers.create(solver);
@@ -102,7 +101,7 @@ public final class OptimizeCommand implements Callable<Integer> {
         }
         BatchProblem problem = new BatchProblem(engine.cluster(), engine.pipeline(), engine.workloadProfile(), batch);
         SolveResult result = solverImpl.solve(problem, settings);
-        if (output.equals("json")) Json.print(out, json(problem, result, rejected));
+        if (output.json()) Json.print(out, json(problem, result, rejected));
         else out.print(table(problem, result, rejected));
         out.flush();
         return 0;

@@ -10,8 +10,8 @@ import io.gpupool.predict.evaluation.PredictorEvaluation.ModelResult;
 import io.gpupool.predict.runtime.Predictors;
 import io.gpupool.sim.trace.TraceContext;
 import io.gpupool.sim.trace.TraceFile;
-import io.gpupool.sim.trace.TraceFormats;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -33,16 +33,12 @@ import java.util.concurrent.Callable;
                 + "jobs with that predictor (still learning as jobs finish), against fcfs and the clairvoyant srtf-oracle on "
                 + "the same jobs. The last row runs qssf with the true run times (the best a predictor could do).%n")
 public final class PredictEvaluateCommand implements Callable<Integer> {
-    enum Format { table, json }
-
     @Spec CommandSpec spec;
 
     @Option(names = "--trace", required = true, paramLabel = "FILE", description = "Trace file (format: --trace-format).")
     Path trace;
 
-    @Option(names = "--trace-format", defaultValue = "gpupool", paramLabel = "FORMAT",
-            description = "gpupool (default), philly or openb.")
-    String traceFormat;
+    @Mixin TraceReading traceReading;
 
     @Option(names = "--cluster", required = true, paramLabel = "SPEC", description = "The pool the test jobs are replayed on, e.g. 64x8:V100-32GB.")
     String cluster;
@@ -54,14 +50,9 @@ public final class PredictEvaluateCommand implements Callable<Integer> {
     @Option(names = "--placement", defaultValue = "binpack,topology", paramLabel = "NAME", description = "Placement of the replays (default: ${DEFAULT-VALUE}).")
     String placement;
 
-    @Option(names = "--skip-bad-rows", description = "Skip malformed trace rows instead of stopping at the first.")
-    boolean skipBadRows;
+    @Mixin TableOrJson output;
 
-    @Option(names = "--output", defaultValue = "table", paramLabel = "FORMAT", description = "table or json (default: ${DEFAULT-VALUE}).")
-    Format output;
-
-    @Option(names = {"-q", "--quiet"}, description = "No progress notes on stderr.")
-    boolean quiet;
+    @Mixin Notes notes;
 
     @Override
     public Integer call() {
@@ -69,16 +60,10 @@ public final class PredictEvaluateCommand implements Callable<Integer> {
         ClusterSpec cs = ClusterSpecs.parse(cluster, catalog);
         SchedulerConfig base = SchedulerConfig.defaults("qssf").withPlacement(PlacementConfig.parse(placement));
         for (String m : models) Predictors.create(m, base.defaultRuntimeMs());
-        TraceFile file = TraceFile.open(trace, TraceFormats.get(traceFormat), new TraceContext(catalog, Math.max(1, cs.maxGpusPerNode())), skipBadRows);
-        PrintWriter err = spec.commandLine().getErr();
-        PredictorEvaluation.Result r = new PredictorEvaluation(cs, base, models, line -> {
-            if (!quiet) {
-                err.println("gpupool: " + line);
-                err.flush();
-            }
-        }).run(file);
+        TraceFile file = traceReading.open(trace, new TraceContext(catalog, Math.max(1, cs.maxGpusPerNode())));
+        PredictorEvaluation.Result r = new PredictorEvaluation(cs, base, models, notes::say).run(file);
         PrintWriter out = spec.commandLine().getOut();
-        if (output == Format.json) Json.print(out, json(r, cluster));
+        if (output.json()) Json.print(out, json(r, cluster));
         else out.print(table(r, cluster));
         out.flush();
         return 0;

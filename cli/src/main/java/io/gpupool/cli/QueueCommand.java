@@ -2,23 +2,17 @@ package io.gpupool.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
-import java.util.concurrent.Callable;
 
 /** The head of the queue with each job's reason for waiting. */
 @Command(name = "queue", description = "List queued jobs of a gpupool server with the reason each one waits.")
-public final class QueueCommand implements Callable<Integer> {
-    @Spec CommandSpec spec;
-    @Mixin ClientOptions client;
+public final class QueueCommand extends ClientCommand {
 
     @Override
     public Integer call() {
-        JsonNode pool = client.client().get("/api/v1/pool");
-        PrintWriter out = spec.commandLine().getOut();
+        JsonNode pool = api().get("/api/v1/pool");
+        PrintWriter out = out();
         TextTable table = new TextTable("job", "tenant", "gpus", "waiting", "why it waits");
         for (JsonNode j : pool.path("queue")) {
             String gpus = j.path("numGpus").asText() + (j.path("gpuMilli").asInt() < 1000 ? "x" + j.path("gpuMilli").asInt() / 10 + "%" : "");

@@ -23,10 +23,10 @@ import io.gpupool.sim.trace.SyntheticTrace;
 import io.gpupool.sim.trace.Trace;
 import io.gpupool.sim.trace.TraceContext;
 import io.gpupool.sim.trace.TraceFile;
-import io.gpupool.sim.trace.TraceFormats;
 import io.gpupool.sim.trace.TraceJob;
 import io.gpupool.sim.trace.TraceStats;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -55,9 +55,7 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--trace", paramLabel = "FILE", description = "Trace file (format: --trace-format).")
     Path trace;
 
-    @Option(names = "--trace-format", defaultValue = "gpupool", paramLabel = "FORMAT",
-            description = "gpupool (default), philly (Microsoft Philly job table) or openb (Alibaba openb pod list, with --nodes).")
-    String traceFormat;
+    @Mixin TraceReading traceReading;
 
     @Option(names = "--synthetic", paramLabel = "JOBS[,load=L][,tenants=T][,fractional=F]",
             description = "Instead of --trace: a seeded synthetic trace shaped like Helios/Philly (default load 0.9 of the cluster, 6 tenants, 20%% of 1-GPU jobs fractional).")
@@ -109,14 +107,10 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Inflation: stop when arrived GPU demand reaches PCT %% of the pool (default: ${DEFAULT-VALUE}).")
     double inflationMax;
 
-    @Option(names = "--skip-bad-rows", description = "Skip malformed trace rows (and say how many) instead of stopping at the first.")
-    boolean skipBadRows;
-
     @Option(names = "--ignore-host", description = "Ignore the jobs' host CPU and memory requests (openb) even where the nodes declare host capacity: GPUs alone decide placement.")
     boolean ignoreHost;
 
-    @Option(names = {"-q", "--quiet"}, description = "No progress bar and no notes on stderr.")
-    boolean quiet;
+    @Mixin Notes notes;
 
     @Override
     public Integer call() {
@@ -141,7 +135,7 @@ public final class SimulateCommand implements Callable<Integer> {
         Trace jobs = trace(cs);
         note(jobs.stats());
         List<SimulationResult> results = new ArrayList<>();
-        try (ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), !quiet)) {
+        try (ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), !notes.quiet)) {
             for (int i = 0; i < policies.size(); i++) {
                 String p = policies.get(i);
                 int index = i;
@@ -166,7 +160,7 @@ public final class SimulateCommand implements Callable<Integer> {
         out.flush();
         if (report != null) {
             Path index = write(() -> SimulationReport.write(report, results, describe(jobs, cs)));
-            info("report: " + index);
+            notes.say("report: " + index);
         }
         return 0;
     }
@@ -183,7 +177,7 @@ public final class SimulateCommand implements Callable<Integer> {
         }
         if (synthetic != null) return synthetic(synthetic, cs.totalGpus(), seed);
         TraceContext context = traceContext(cs).withSizer(new AdvisorMemorySizer(GpuCatalog.standard()));
-        return TraceFile.open(trace, TraceFormats.get(traceFormat), context, skipBadRows);
+        return traceReading.open(trace, context);
     }
 
     /** {@code JOBS[,load=L][,tenants=T][,fractional=F]}. */
@@ -231,7 +225,7 @@ public final class SimulateCommand implements Callable<Integer> {
     // ---- inflation ------------------------------------------------------------------------------
 
     private int inflation() {
-        if (!traceFormat.equals("openb")) {
+        if (!traceReading.format.equals("openb")) {
             throw new SpecException("--trace-format", "trace-format", "inflation mode draws tasks from an openb pod list: use --trace-format openb");
         }
         if (trace == null) throw new SpecException("--trace", "trace", "inflation mode needs --trace PODS.csv");
@@ -239,7 +233,7 @@ public final class SimulateCommand implements Callable<Integer> {
         String list = placement == null ? "fgd,best-fit,binpack" : placement;
         List<String> labels = List.of(list.split(","));
         List<PlacementConfig> configs = labels.stream().map(s -> InflationStudy.placement(s.trim())).toList();
-        TraceFile pods = TraceFile.open(trace, OpenbFormat.shapesOnly(), traceContext(cs), skipBadRows);
+        TraceFile pods = TraceFile.open(trace, OpenbFormat.shapesOnly(), traceContext(cs), traceReading.skipBadRows);
         note(pods.stats());
         List<JobSpec> tasks = new ArrayList<>();
         try (Trace.Cursor c = pods.open()) {
@@ -247,7 +241,7 @@ public final class SimulateCommand implements Callable<Integer> {
         }
         InflationStudy study = new InflationStudy(cs, tasks, seed, inflationMax, 1.0);
         List<InflationStudy.Curve> curves = new ArrayList<>();
-        try (ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), !quiet)) {
+        try (ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), !notes.quiet)) {
             for (int i = 0; i < configs.size(); i++) {
                 bar.update(labels.get(i).trim(), (double) i / configs.size());
                 curves.add(study.run(labels.get(i).trim(), configs.get(i)));
@@ -267,7 +261,7 @@ public final class SimulateCommand implements Callable<Integer> {
                     + (cpuOnly > 0 ? String.format(" and %,d CPU-only tasks", cpuOnly) : "") + " drawn with replacement, seed " + seed + ")");
             meta.put("cluster", (nodes != null ? nodes.toString() : cluster) + " (" + cs.nodes().size() + " nodes, " + cs.totalGpus() + " GPUs)");
             Path index = write(() -> InflationReport.write(report, curves, meta));
-            info("report: " + index);
+            notes.say("report: " + index);
         }
         return 0;
     }
@@ -287,15 +281,8 @@ public final class SimulateCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("gpupool: skipped " + s.skippedRows() + " malformed row" + (s.skippedRows() == 1 ? "" : "s")
                     + " (--skip-bad-rows); first: " + String.join("; ", s.firstSkipped()));
         }
-        s.ignored().forEach((why, n) -> info("left out " + String.format(Locale.ROOT, "%,d", n) + " row" + (n == 1 ? "" : "s") + ": " + why));
+        s.ignored().forEach((why, n) -> notes.say("left out " + String.format(Locale.ROOT, "%,d", n) + " row" + (n == 1 ? "" : "s") + ": " + why));
         spec.commandLine().getErr().flush();
-    }
-
-    private void info(String message) {
-        if (!quiet) {
-            spec.commandLine().getErr().println("gpupool: " + message);
-            spec.commandLine().getErr().flush();
-        }
     }
 
     private interface Io<T> { T run() throws IOException; }

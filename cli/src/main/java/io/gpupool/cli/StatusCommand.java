@@ -2,20 +2,14 @@ package io.gpupool.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
-import java.util.concurrent.Callable;
 
 /** Shows one job: state, why it waits or where it runs, and its history. */
 @Command(name = "status", description = "Show a job of a gpupool server: state, reason for waiting or GPUs, history.")
-public final class StatusCommand implements Callable<Integer> {
-    @Spec CommandSpec spec;
-    @Mixin ClientOptions client;
+public final class StatusCommand extends ClientCommand {
     @Parameters(paramLabel = "JOB", description = "Job id, e.g. j42.")
     String id;
     @Option(names = "--output", defaultValue = "text", paramLabel = "FORMAT", description = "text or json (default: ${DEFAULT-VALUE}).")
@@ -23,9 +17,9 @@ public final class StatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        ApiClient api = client.client();
+        ApiClient api = api();
         JsonNode j = api.get("/api/v1/jobs/" + id);
-        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter out = out();
         if (output.equals("json")) {
             Json.print(out, j);
             return 0;

@@ -3,23 +3,17 @@ package io.gpupool.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gpupool.model.SpecException;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 /** Submits a job to a running service. */
 @Command(name = "submit", description = "Submit a job to a gpupool server, e.g. gpupool submit --gpus 1 --milli 500 --mem 20000 -- python train.py")
-public final class SubmitCommand implements Callable<Integer> {
-    @Spec CommandSpec spec;
-    @Mixin ClientOptions client;
+public final class SubmitCommand extends ClientCommand {
 
     @Option(names = "--gpus", defaultValue = "1", paramLabel = "N", description = "GPUs (default: ${DEFAULT-VALUE}).")
     int gpus;
@@ -73,9 +67,9 @@ public final class SubmitCommand implements Callable<Integer> {
         if (!env.isEmpty()) body.put("env", env);
         if (workDir != null) body.put("workDir", workDir);
         if (restartPolicy != null) body.put("restartPolicy", restartPolicy);
-        JsonNode job = client.client().post("/api/v1/jobs", body, idempotencyKey);
-        if (output.equals("json")) Json.print(spec.commandLine().getOut(), job);
-        else spec.commandLine().getOut().println("submitted " + job.path("id").asText() + " (" + job.path("state").asText() + ") for tenant "
+        JsonNode job = api().post("/api/v1/jobs", body, idempotencyKey);
+        if (output.equals("json")) Json.print(out(), job);
+        else out().println("submitted " + job.path("id").asText() + " (" + job.path("state").asText() + ") for tenant "
                 + job.path("tenant").asText());
         return 0;
     }

@@ -2,23 +2,17 @@ package io.gpupool.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 /** Mints a member token for a tenant (admin). */
 @Command(name = "token", description = "Create a member token for a tenant (needs an admin token). With --unix-user, every job submitted "
         + "with it runs as that Unix account on the nodes, whatever the job asks. The token is shown once.")
-public final class TokenCommand implements Callable<Integer> {
-    @Spec CommandSpec spec;
-    @Mixin ClientOptions client;
+public final class TokenCommand extends ClientCommand {
 
     @Parameters(paramLabel = "TENANT", description = "The tenant the token submits for.")
     String tenant;
@@ -35,8 +29,8 @@ public final class TokenCommand implements Callable<Integer> {
         Map<String, Object> body = new LinkedHashMap<>();
         if (label != null) body.put("label", label);
         if (unixUser != null) body.put("unixUser", unixUser);
-        JsonNode t = client.client().post("/api/v1/tenants/" + tenant + "/tokens", body, null);
-        PrintWriter out = spec.commandLine().getOut();
+        JsonNode t = api().post("/api/v1/tenants/" + tenant + "/tokens", body, null);
+        PrintWriter out = out();
         out.println(t.path("token").asText());
         spec.commandLine().getErr().println("member token " + t.path("id").asText() + " for tenant " + t.path("tenant").asText()
                 + (t.hasNonNull("unixUser") ? ", jobs run as " + t.path("unixUser").asText() : ", not bound to a Unix account")

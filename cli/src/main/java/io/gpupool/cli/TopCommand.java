@@ -2,26 +2,20 @@ package io.gpupool.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
-import java.util.concurrent.Callable;
 
 /** The pool at a glance: allocation, utilization, queue, tenants' shares; --watch refreshes it. */
 @Command(name = "top", description = "Show the pool of a gpupool server at a glance (tenants' shares, allocation, queue); --watch refreshes every 2 s.")
-public final class TopCommand implements Callable<Integer> {
-    @Spec CommandSpec spec;
-    @Mixin ClientOptions client;
+public final class TopCommand extends ClientCommand {
     @Option(names = "--watch", description = "Refresh every 2 seconds until interrupted.")
     boolean watch;
 
     @Override
     public Integer call() throws InterruptedException {
-        ApiClient api = client.client();
-        PrintWriter out = spec.commandLine().getOut();
+        ApiClient api = api();
+        PrintWriter out = out();
         do {
             JsonNode p = api.get("/api/v1/pool");
             JsonNode t = p.path("totals");

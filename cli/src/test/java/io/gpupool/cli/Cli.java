@@ -6,11 +6,19 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.function.Consumer;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /** Runs {@code gpupool} in-process, as {@link Main} would, with stdout and stderr captured. */
 final class Cli {
     record Result(int exitCode, String out, String err) {}
 
     private Cli() {}
+
+    /** A user error (exit 2) whose message names the field it is about, as gpupool's errors do: {@code field 'NAME'}. */
+    static void assertRefused(Result r, String field) {
+        assertThat(r.exitCode()).as(r.err()).isEqualTo(2);
+        assertThat(r.err()).contains("field '" + field + "'");
+    }
 
     static Result run(String... args) {
         return run(cmd -> {}, args);

@@ -40,7 +40,7 @@ class OptimizeCommandTest {
         assertThat(o.get("optimal").asBoolean()).isTrue();
         assertThat(o.get("placed_jobs").asInt()).isEqualTo(1);
         assertThat(o.get("placement").get(0).get("job_id").asText()).isEqualTo("big");
-        assertThat(o.get("rejected").get("never").asText()).contains("asks for 2x8");
+        assertThat(o.get("rejected").fieldNames()).toIterable().containsExactly("never");
     }
 
     @Test
@@ -49,32 +49,32 @@ class OptimizeCommandTest {
             Cli.Result r = Cli.run("optimize", "--cluster", "1x8:A100-80GB", "--jobs", jobs(BATCH).toString(), "--solver", solver, "--seconds", "5");
             assertThat(r.exitCode()).as(solver + ": " + r.err()).isZero();
             assertThat(r.out()).as(solver).contains("big", "a100-80gb-0000", "0,1,2,3,4,5,6,7", "objective  16 weighted GPUs", "gap 0.00%", "time ");
-            assertThat(r.out()).as(solver).contains("cannot run on this cluster: job never asks for 2x8 GPUs");
+            assertThat(r.out()).as(solver).containsPattern("cannot run on this cluster: .*\\bnever\\b");
         }
     }
 
     @Test
     void badInputIsAClearErrorWithExitCode2() throws Exception {
         Cli.Result unknown = Cli.run("optimize", "--cluster", "1x8:A100-80GB", "--jobs", jobs(BATCH).toString(), "--solver", "annealing");
-        assertThat(unknown.exitCode()).isEqualTo(2);
-        assertThat(unknown.err()).contains("unknown solver 'annealing'");
+        Cli.assertRefused(unknown, "solver");
         Cli.Result malformed = Cli.run("optimize", "--cluster", "1x8:A100-80GB", "--jobs", jobs("job_id,submit_time,duration,num_gpus\nx,0,60,two\n").toString());
-        assertThat(malformed.exitCode()).isEqualTo(2);
-        assertThat(malformed.err()).contains("jobs.csv:2", "num_gpus", "must be an integer");
+        Cli.assertRefused(malformed, "num_gpus");
+        assertThat(malformed.err()).contains("jobs.csv:2");
         Cli.Result none = Cli.run("optimize", "--cluster", "1x8:A100-80GB", "--jobs", jobs("job_id,submit_time,duration,num_gpus\nx,0,60,64\n").toString());
-        assertThat(none.exitCode()).isEqualTo(2);
-        assertThat(none.err()).contains("no job can run on this cluster");
+        Cli.assertRefused(none, "jobs");
         Cli.Result missing = Cli.run("optimize", "--cluster", "1x8:A100-80GB", "--jobs", dir.resolve("nope.csv").toString());
-        assertThat(missing.exitCode()).isEqualTo(2);
-        assertThat(missing.err()).contains("no such file");
+        Cli.assertRefused(missing, "jobs");
+        assertThat(missing.err()).contains("nope.csv");
     }
 
     @Test
     void aSpentBudgetIsReported() throws Exception {
         StringBuilder csv = new StringBuilder("job_id,submit_time,duration,num_gpus,gpu_milli,priority\n");
         for (int i = 0; i < 400; i++) csv.append("j").append(i).append(",0,60,1,").append(110 + 37 * (i % 23)).append(',').append(i % 3).append('\n');
-        Cli.Result r = Cli.run("optimize", "--cluster", "16x8:A100-80GB", "--jobs", jobs(csv.toString()).toString(), "--solver", "ga", "--seconds", "0.01", "--iterations", "1000");
+        Cli.Result r = Cli.run("optimize", "--cluster", "16x8:A100-80GB", "--jobs", jobs(csv.toString()).toString(), "--solver", "ga", "--seconds", "0.01",
+                "--iterations", "1000", "--output", "json");
         assertThat(r.exitCode()).as(r.err()).isZero();
-        assertThat(r.out()).contains("time budget reached: best answer found so far");
+        JsonNode o = new ObjectMapper().readTree(r.out());
+        assertThat(o.get("timed_out").asBoolean()).isTrue();
     }
 }

@@ -12,9 +12,7 @@ import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.engine.placement.PlacementPlugins;
 import io.gpupool.engine.placement.ReplicaDemand;
 import io.gpupool.engine.placement.plugins.GivenGpus;
-import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
-import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
 import io.gpupool.model.GpuShare;
 import io.gpupool.model.JobSpec;
@@ -26,7 +24,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 
 /**
  * The batch placement model for CP-SAT, aggregated so that interchangeable things share one variable:
@@ -48,18 +45,19 @@ import java.util.TreeSet;
  * </ul>
  * Where a replica may go comes from the engine: a node is a candidate when the pipeline's filters pass it,
  * an NVLink domain or a GPU when {@link GivenGpus} accepts it; the answer goes back through the engine's own
- * check ({@link EngineCheck}).
+ * check ({@link EngineCheck}). {@link CpSatPlacements} turns a known placement into hints and an answer into
+ * allocations.
  */
 final class CpSatModel {
     final CpModel model = new CpModel();
-    private final BatchProblem p;
-    private final ClusterState cluster;
+    final BatchProblem p;
+    final ClusterState cluster;
     private final PackingBounds bounds;
     final List<JobType> types = new ArrayList<>();
-    private final Map<Integer, NodeShares> shares = new LinkedHashMap<>();
+    final Map<Integer, NodeShares> shares = new LinkedHashMap<>();
     private final List<BoolVar> gangNodeUse = new ArrayList<>();
     /** Nodes whose shares are modelled exactly by fill patterns, in groups of interchangeable nodes. */
-    private final List<ShareGroup> groups = new ArrayList<>();
+    final List<ShareGroup> groups = new ArrayList<>();
     private final java.util.Set<Integer> patterned = new java.util.HashSet<>();
     final LinearExpr value;
     final LinearExpr penalty;
@@ -382,43 +380,7 @@ final class CpSatModel {
         return gpus.stream().filter(n::isFullyFree).mapToInt(Integer::intValue).toArray();
     }
 
-    // ---- hints, packing check, answers ------------------------------------------------------------
-
-    /** Suggests a known placement (e.g. greedy's) as the starting solution. */
-    void hint(Map<String, Allocation> placement) {
-        Map<Slot, Long> counts = new HashMap<>();
-        Map<Integer, java.util.Set<Integer>> openedGpus = new HashMap<>();
-        Map<JobType, List<int[]>> sharesOnGpu = new HashMap<>();
-        for (JobType t : types) {
-            int placed = 0;
-            for (int j : t.jobs) {
-                Allocation a = placement.get(p.job(j).id());
-                if (a == null) continue;
-                placed++;
-                for (List<GpuGrant> rep : a.replicas()) {
-                    GpuGrant first = rep.getFirst();
-                    NodeState n = cluster.node(first.node());
-                    int domain = t.inDomain() ? n.domainOf(first.gpu()) : -1;
-                    for (Slot s : t.slots) if (s.node() == first.node() && s.domain() == domain) counts.merge(s, 1L, Long::sum);
-                    if (t.share()) sharesOnGpu.computeIfAbsent(t, x -> new ArrayList<>()).add(new int[] {n.id(), first.gpu()});
-                    if (t.share() && n.isFullyFree(first.gpu())) openedGpus.computeIfAbsent(n.id(), x -> new java.util.HashSet<>()).add(first.gpu());
-                }
-            }
-            for (int i = 0; i < t.jobs.length; i++) model.addHint(t.run[i], i < placed);
-            for (Slot s : t.slots) model.addHint(s.count(), counts.getOrDefault(s, 0L));
-        }
-        for (ShareGroup g : groups) g.hint(model, sharesOnGpu);
-        for (NodeShares ns : shares.values()) {
-            java.util.Set<Integer> used = openedGpus.getOrDefault(ns.n.id(), java.util.Set.of());
-            model.addHint(ns.opened, used.size());
-            if (ns.openedOutsideDomains != null) {
-                model.addHint(ns.openedOutsideDomains, used.stream().filter(g -> ns.n.domainOf(g) < 0).count());
-                for (Map.Entry<Integer, IntVar> d : ns.openedInDomain.entrySet()) {
-                    model.addHint(d.getValue(), used.stream().filter(g -> ns.n.domainOf(g) == d.getKey()).count());
-                }
-            }
-        }
-    }
+    // ---- packing check -------------------------------------------------------------------------
 
     /** Where each node's shares go (bin per item, -1 = left out), and whether every share of the answer fits. */
     record Packing(Map<Integer, int[]> bins, boolean complete) {}
@@ -458,117 +420,5 @@ final class CpSatModel {
             atLeast.add(b);
         }
         model.addGreaterOrEqual(ns.opened, idle + 1).onlyEnforceIf(atLeast.toArray(Literal[]::new));
-    }
-
-    /**
-     * The answer as allocations (nodes and GPUs; the engine fills in compute and memory): shares on the GPUs
-     * the packing chose, opened idle GPUs taken outside NVLink domains first (or from the domains the model
-     * chose), then domain-bound replicas, then the other replicas on the idle GPUs left; the placed jobs of a
-     * type take its replicas node by node, so a gang stays together where the counts allow.
-     */
-    Map<String, Allocation> decode(CpSolver solver, Packing packing) {
-        Map<Integer, boolean[]> taken = new HashMap<>();
-        Map<JobType, List<List<GpuGrant>>> replicas = new LinkedHashMap<>();
-        for (NodeShares ns : shares.values()) {
-            int[] bins = packing.bins().get(ns.n.id());
-            if (bins == null) continue;
-            NodeState n = ns.n;
-            boolean[] used = taken.computeIfAbsent(n.id(), x -> new boolean[n.gpuCount()]);
-            int idle = (int) solver.value(ns.opened);
-            int[] idleChosen = chooseIdle(ns, solver, idle, used);
-            int item = 0;
-            for (Slot s : ns.slots) {
-                long c = solver.value(s.count());
-                for (long i = 0; i < c; i++, item++) {
-                    int b = bins[item];
-                    if (b < 0) continue;   // left out: the share did not pack
-                    int gpu = b < ns.sharedGpus.length ? ns.sharedGpus[b] : idleChosen[b - ns.sharedGpus.length];
-                    replicas.computeIfAbsent(s.type(), x -> new ArrayList<>()).add(List.of(new GpuGrant(n.id(), gpu, 0, 0, false)));
-                }
-            }
-        }
-        for (ShareGroup g : groups) {
-            List<int[]> opened = new ArrayList<>();
-            for (NodeShares ns : g.nodes) {
-                boolean[] used = taken.computeIfAbsent(ns.n.id(), x -> new boolean[ns.n.gpuCount()]);
-                for (int gpu : chooseIdle(ns, solver, (int) solver.value(ns.opened), used)) opened.add(new int[] {ns.n.id(), gpu});
-            }
-            for (Map.Entry<JobType, List<int[]>> e : g.decode(solver, opened).entrySet()) {
-                for (int[] at : e.getValue()) replicas.computeIfAbsent(e.getKey(), x -> new ArrayList<>()).add(List.of(new GpuGrant(at[0], at[1], 0, 0, false)));
-            }
-        }
-        for (boolean domainPass : new boolean[] {true, false}) {
-            for (JobType t : types) {
-                if (t.share() || t.inDomain() != domainPass) continue;
-                for (Slot s : t.slots) {
-                    long c = solver.value(s.count());
-                    NodeState n = cluster.node(s.node());
-                    boolean[] used = taken.computeIfAbsent(s.node(), x -> new boolean[n.gpuCount()]);
-                    for (long i = 0; i < c; i++) {
-                        replicas.computeIfAbsent(t, x -> new ArrayList<>()).add(takeIdle(n, used, t.demand.gpus(), s.domain()));
-                    }
-                }
-            }
-        }
-        Map<String, Allocation> byId = new HashMap<>();
-        for (JobType t : types) {
-            List<List<GpuGrant>> reps = replicas.getOrDefault(t, List.of());
-            int next = 0;
-            for (int i = 0; i < t.jobs.length && solver.booleanValue(t.run[i]) && next + t.replicas() <= reps.size(); i++) {
-                String id = p.job(t.jobs[i]).id();
-                byId.put(id, new Allocation(id, reps.subList(next, next + t.replicas())));
-                next += t.replicas();
-            }
-        }
-        Map<String, Allocation> ordered = new LinkedHashMap<>();
-        for (JobSpec s : p.jobs()) if (byId.containsKey(s.id())) ordered.put(s.id(), byId.get(s.id()));
-        return ordered;
-    }
-
-    /** The idle GPUs shares open: from the domains the model chose, else outside NVLink domains first. */
-    private int[] chooseIdle(NodeShares ns, CpSolver solver, int count, boolean[] used) {
-        NodeState n = ns.n;
-        List<Integer> out = new ArrayList<>();
-        if (ns.openedOutsideDomains != null) {
-            int outside = (int) solver.value(ns.openedOutsideDomains);
-            for (int g : ns.idleGpus) if (n.domainOf(g) < 0 && outside > 0) { out.add(g); outside--; }
-            for (Map.Entry<Integer, IntVar> d : ns.openedInDomain.entrySet()) {
-                int want = (int) solver.value(d.getValue());
-                for (int g : ns.idleGpus) if (n.domainOf(g) == d.getKey() && want > 0) { out.add(g); want--; }
-            }
-        } else {
-            List<Integer> order = new ArrayList<>();
-            for (int g : ns.idleGpus) order.add(g);
-            order.sort(Comparator.comparingInt((Integer g) -> n.domainOf(g) < 0 ? 0 : 1).thenComparingInt(g -> g));
-            out.addAll(order.subList(0, count));
-        }
-        for (int g : out) used[g] = true;
-        return out.stream().mapToInt(Integer::intValue).toArray();
-    }
-
-    /**
-     * k idle GPUs of the node not handed out yet: from the given NVLink domain; otherwise from the smallest
-     * group (domain, or a GPU without NVLink) that holds all k, else from the largest groups first.
-     */
-    private static List<GpuGrant> takeIdle(NodeState n, boolean[] used, int k, int domain) {
-        Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
-        for (int g = 0; g < n.gpuCount(); g++) {
-            if (used[g] || !n.isFullyFree(g) || (domain >= 0 && n.domainOf(g) != domain)) continue;
-            groups.computeIfAbsent(n.domainOf(g) >= 0 ? n.domainOf(g) : -1 - g, x -> new ArrayList<>()).add(g);
-        }
-        List<List<Integer>> order = new ArrayList<>(groups.values());
-        List<List<Integer>> holding = order.stream().filter(l -> l.size() >= k).toList();
-        if (!holding.isEmpty()) order = List.of(holding.stream().min(Comparator.comparingInt(List::size)).orElseThrow());
-        else order.sort(Comparator.comparingInt((List<Integer> l) -> -l.size()));
-        List<GpuGrant> out = new ArrayList<>(k);
-        for (List<Integer> grp : order) {
-            for (int g : grp) {
-                if (out.size() == k) break;
-                used[g] = true;
-                out.add(new GpuGrant(n.id(), g, 0, 0, true));
-            }
-        }
-        if (out.size() < k) throw new IllegalStateException("CP-SAT answer over-uses node " + n.name());
-        return out;
     }
 }

@@ -94,7 +94,7 @@ public final class CpSatSolver implements Solver {
         Map<String, Allocation> hint = start;
         while (true) {
             m.model.clearHints();
-            m.hint(hint);
+            CpSatPlacements.hint(m, hint);
             CpSolver solver = newSolver(s, deadline);
             CpSolverStatus status = solver.solve(m.model);
             if (status == CpSolverStatus.INFEASIBLE || status == CpSolverStatus.MODEL_INVALID) {
@@ -104,7 +104,7 @@ public final class CpSatSolver implements Solver {
             if (status == CpSolverStatus.UNKNOWN) return new Phase(status, best, false, bound);
             bound = Math.min(bound, solver.bestObjectiveBound());
             CpSatModel.Packing packing = m.pack(solver);
-            Map<String, Allocation> answer = EngineCheck.rebuild(name(), p, m.decode(solver, packing));
+            Map<String, Allocation> answer = EngineCheck.rebuild(name(), p, CpSatPlacements.decode(m, solver, packing));
             if (packing.complete()) return new Phase(status, answer, true, bound);
             if (best == null || Score.of(p, answer).betterThan(Score.of(p, best))) best = answer;
             hint = Score.of(p, best).betterThan(Score.of(p, start)) ? best : start;

@@ -259,6 +259,30 @@ public final class AttemptCgroup {
     }
 
     /**
+     * Empties and removes the groups: every process still in them is killed (a daemon that left the job's session
+     * too), then the groups are removed. Failures are swallowed: a process stuck in the kernel keeps its group, which
+     * is empty and harmless once that process goes.
+     *
+     * @param waitNanos how long to wait for the killed processes to leave
+     * @return how many of its processes the kernel killed for its memory limit (read before the removal)
+     */
+    public long release(long waitNanos) {
+        try {
+            killAll();
+        } catch (IOException e) {
+            // then the wait below fails and the removal with it
+        }
+        awaitEmpty(waitNanos);
+        long kills = oomKills();
+        try {
+            remove();
+        } catch (IOException e) {
+            // see above: the group stays until the stuck process goes
+        }
+        return kills;
+    }
+
+    /**
      * Removes the directories (rmdir; a cgroup directory's files go with it). The kernel refuses (EBUSY) while a process
      * is still in one, so it tries again for up to 2 s; already removed ones are skipped.
      */

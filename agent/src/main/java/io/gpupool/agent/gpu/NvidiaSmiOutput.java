@@ -7,6 +7,7 @@ import io.gpupool.agent.protocol.GpuSample;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -156,12 +157,7 @@ final class NvidiaSmiOutput {
         }
 
         Long longValue(List<String> f, int i) throws GpuBackendException {
-            if (isMissing(f.get(i))) return null;
-            try {
-                return Long.parseLong(f.get(i));
-            } catch (NumberFormatException e) {
-                throw error(field(i), "expected a whole number, got '" + f.get(i) + "'");
-            }
+            return parsed(f, i, Long::parseLong, "a whole number");
         }
 
         Integer integer(List<String> f, int i, boolean mayBeMissing) throws GpuBackendException {
@@ -171,11 +167,16 @@ final class NvidiaSmiOutput {
         }
 
         Double decimal(List<String> f, int i) throws GpuBackendException {
+            return parsed(f, i, Double::parseDouble, "a number");
+        }
+
+        /** Field {@code i} parsed, null where nvidia-smi has no value; a malformed one names the field and what was expected. */
+        private <T> T parsed(List<String> f, int i, Function<String, T> parse, String expected) throws GpuBackendException {
             if (isMissing(f.get(i))) return null;
             try {
-                return Double.parseDouble(f.get(i));
+                return parse.apply(f.get(i));
             } catch (NumberFormatException e) {
-                throw error(field(i), "expected a number, got '" + f.get(i) + "'");
+                throw error(field(i), "expected " + expected + ", got '" + f.get(i) + "'");
             }
         }
     }

@@ -15,4 +15,17 @@ public record JobEnd(JobPhase phase, Integer exitCode, long startedAtMs, long en
     public JobEnd {
         if (phase == null || !phase.terminal()) throw new IllegalArgumentException("a job ends in a terminal phase, not " + phase);
     }
+
+    /** The end its exit code tells: 0 succeeded, else failed, naming the signal for 129..159 ({@code suffix} appended). */
+    static JobEnd ofExitCode(int code, long startedAtMs, long endedAtMs, String suffix) {
+        if (code == 0) return new JobEnd(JobPhase.SUCCEEDED, 0, startedAtMs, endedAtMs, "exit code 0" + suffix);
+        String what = code > 128 && code < 160 ? "killed by signal " + (code - 128) + " (exit code " + code + ")" : "exit code " + code;
+        return new JobEnd(JobPhase.FAILED, code, startedAtMs, endedAtMs, what + suffix);
+    }
+
+    /** The end of an attempt the kernel's OOM killer hit ({@code kills} processes): what it was, not the bare exit code. */
+    static JobEnd outOfMemory(long limitMib, long kills, Integer code, long startedAtMs, long endedAtMs, String suffix) {
+        return new JobEnd(JobPhase.FAILED, code, startedAtMs, endedAtMs, "killed: out of host memory, limit " + limitMib + " MiB ("
+                + kills + " process" + (kills == 1 ? "" : "es") + " killed by the kernel's OOM killer" + (code == null ? "" : "; exit code " + code) + ")" + suffix);
+    }
 }

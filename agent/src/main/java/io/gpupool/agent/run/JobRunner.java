@@ -16,9 +16,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +32,7 @@ import java.util.stream.Collectors;
 /**
  * Starts, watches and stops the processes of jobs on this node.
  *
- * <p>A job runs as {@code setsid sh -c WRAPPER gpupool-job JOBDIR COMMAND...}: setsid makes it the leader
+ * <p>A job runs in {@link JobWrapper}, {@code setsid sh -c WRAPPER gpupool-job JOBDIR COMMAND...}: setsid makes it the leader
  * of a new session and process group, so stopping it reaches every process it forked; the wrapper shell
  * writes its pid first and the command's exit code last into the job directory, so an agent that restarts
  * while the job runs can re-adopt it and still learn how it ended. The job writes its output straight into
@@ -73,27 +71,6 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         record Failed(JobKey key, String reason) implements StartResult {}
     }
 
-    /**
-     * The wrapper's first step where the attempt has cgroups: it writes its own pid into each group's cgroup.procs
-     * (from the job directory's record, "HIERARCHY CONTROLLERS DIR" per line) before the command starts, so every
-     * process of the job starts inside. It runs as the agent's user (root): the job's own identity, if any, applies to
-     * the command only. A group it cannot join stops the job before the command runs (exit 125, the group in
-     * {@code unconfined}).
-     */
-    static final String JOIN_CGROUPS = "if [ -f \"$d/" + AttemptCgroup.RECORD + "\" ]; then while read h c g; do "
-            + "echo $$ > \"$g/cgroup.procs\" || { echo \"$g\" > \"$d/unconfined\"; exit 125; }; done < \"$d/" + AttemptCgroup.RECORD + "\"; fi; ";
-    static final String UNCONFINED = "unconfined";
-
-    /**
-     * The wrapper: $1 is the job directory, the rest the command. "trap : TERM INT HUP" makes the shell wait
-     * for the command on a stop (a trapped signal runs only after the foreground command ends) while the
-     * command itself gets the default handling, so the exit code still gets written. Only builtins besides
-     * the command: a job costs no process of the agent's own beyond setsid and this shell. The exit code is a
-     * line; a write cut short (the shell killed mid-write) leaves no newline and is not taken.
-     */
-    static final String WRAPPER = "d=$1; shift; echo $$ > \"$d/pid\"; " + JOIN_CGROUPS + "trap : TERM INT HUP; \"$@\"; rc=$?; "
-            + "echo $rc > \"$d/exit\"; exit $rc";
-
     /** The search path of the root-run steps before a job's account takes over. */
     private static final String ROOT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     private final RunnerConfig config;
@@ -122,7 +99,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         this.gpusByUuid = gpus.stream().collect(Collectors.toUnmodifiableMap(GpuInfo::uuid, Function.identity()));
         this.listener = listener;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("gpupool-job-timer").unstarted(r));
-        this.setsid = findSetsid();
+        this.setsid = JobWrapper.findSetsid();
     }
 
     public JobStore store() {
@@ -178,10 +155,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             } else if (!Files.isDirectory(workDir)) {
                 throw new SpecException("job " + key, "work_dir", "directory " + workDir + " does not exist");
             }
-            List<String> cmd = new ArrayList<>();
-            if (setsid != null) cmd.add(setsid);
-            cmd.addAll(List.of("/bin/sh", "-c", WRAPPER, "gpupool-job", dir.path().toString()));
-            cmd.addAll(command);
+            List<String> cmd = JobWrapper.commandLine(setsid, dir, command);
             cgroup = confine(launch, dir, minors);
             ProcessBuilder pb = new ProcessBuilder(cmd)
                     .directory(workDir.toFile())
@@ -202,7 +176,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             p.onExit().whenCompleteAsync((h, t) -> ended(job), watchers);
             return new StartResult.Started(job);
         } catch (IOException | SpecException e) {
-            if (cgroup != null) release(cgroup); // nothing joined it
+            if (cgroup != null) cgroup.release(GROUP_GONE_WAIT_NANOS); // nothing joined it
             String reason = "cannot start: " + e.getMessage();
             record(dir, new JobEnd(JobPhase.FAILED, null, now, System.currentTimeMillis(), reason), launch);
             return new StartResult.Failed(key, reason);
@@ -226,32 +200,10 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         try {
             made.get().writeRecord(dir.path());
         } catch (IOException e) {
-            release(made.get());
+            made.get().release(GROUP_GONE_WAIT_NANOS);
             throw e;
         }
         return made.get();
-    }
-
-    /**
-     * Empties and removes an attempt's cgroups: every process still in them is killed (a daemon that left the job's
-     * session too), then the groups are removed.
-     *
-     * @return how many of its processes the kernel killed for its memory limit (read before the removal)
-     */
-    private static long release(AttemptCgroup cg) {
-        try {
-            cg.killAll();
-        } catch (IOException e) {
-            // then the wait below fails and the removal with it; the end is still recorded
-        }
-        cg.awaitEmpty(GROUP_GONE_WAIT_NANOS);
-        long oomKills = cg.oomKills();
-        try {
-            cg.remove();
-        } catch (IOException e) {
-            // a process stuck in the kernel keeps the group; it is empty and harmless once that process goes
-        }
-        return oomKills;
     }
 
     /** The groups an earlier agent process made for this attempt; null without (or with an unreadable) record. */
@@ -261,12 +213,6 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         } catch (IOException | RuntimeException e) {
             return null; // the job is still watched by its process group; only the cgroup clean-up is lost
         }
-    }
-
-    /** The end of an attempt the kernel's OOM killer hit: what it was, not the bare exit code. */
-    private static JobEnd outOfMemory(AttemptCgroup cg, long kills, Integer code, long startedAt, long endedAt, String suffix) {
-        return new JobEnd(JobPhase.FAILED, code, startedAt, endedAt, "killed: out of host memory, limit " + cg.memoryLimitMib() + " MiB ("
-                + kills + " process" + (kills == 1 ? "" : "es") + " killed by the kernel's OOM killer" + (code == null ? "" : "; exit code " + code) + ")" + suffix);
     }
 
     /**
@@ -288,7 +234,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             }
             if (running.containsKey(launch.key())) continue;
             Optional<JobDirectory.ProcessRecord> rec = dir.process();
-            Optional<ProcessHandle> alive = rec.flatMap(r -> sameProcess(r, dir));
+            Optional<ProcessHandle> alive = rec.flatMap(r -> JobWrapper.sameProcess(r, dir));
             AttemptCgroup cgroup = recordedCgroup(dir, launch);
             if (alive.isPresent()) {
                 RunningJob job = new RunningJob(launch, dir, alive.get(), null, rec.get().startedAtMs(),
@@ -298,14 +244,14 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
                 alive.get().onExit().whenCompleteAsync((h, t) -> ended(job), watchers);
             } else {
                 long startedAt = rec.map(JobDirectory.ProcessRecord::startedAtMs).orElse(System.currentTimeMillis());
-                long oomKills = cgroup == null ? 0 : release(cgroup);
+                long oomKills = cgroup == null ? 0 : cgroup.release(GROUP_GONE_WAIT_NANOS);
                 Optional<Integer> code = dir.exitCode();
                 long endedAt = code.isPresent() ? lastModified(dir.path().resolve(JobDirectory.EXIT)) : System.currentTimeMillis();
                 JobEnd end = fencedByKeeper(dir)
                         ? new JobEnd(JobPhase.STOPPED, code.orElse(null), startedAt, endedAt, FENCED_BY_KEEPER + " while the agent was down")
                         : oomKills > 0 && code.orElse(-1) != 0
-                        ? outOfMemory(cgroup, oomKills, code.orElse(null), startedAt, endedAt, " (ended while the agent was down)")
-                        : code.map(c -> endFromExitCode(c, startedAt, endedAt, " (ended while the agent was down)"))
+                        ? JobEnd.outOfMemory(cgroup.memoryLimitMib(), oomKills, code.orElse(null), startedAt, endedAt, " (ended while the agent was down)")
+                        : code.map(c -> JobEnd.ofExitCode(c, startedAt, endedAt, " (ended while the agent was down)"))
                         .orElseGet(() -> new JobEnd(JobPhase.LOST, null, startedAt, endedAt, rec.isEmpty()
                                 ? "the agent stopped before the process started"
                                 : "ended while the agent was down and left no exit code"));
@@ -401,13 +347,13 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             // only when none is left (the server may start it elsewhere once it hears of the end)
             leftovers = ProcessSignals.signalGroup(job.pid(), 0) && ProcFs.groupHasLiveMember(job.pid());
             ProcessSignals.signalGroup(job.pid(), ProcessSignals.SIGKILL);
-            awaitGroupGone(job.pid());
+            ProcessSignals.awaitGroupGone(job.pid(), GROUP_GONE_WAIT_NANOS);
         }
         long oomKills = 0;
         if (job.cgroup() != null) {
             // what left the process group (setsid, a double fork) is still in the cgroup: killed here, then removed
             leftovers |= !job.cgroup().empty();
-            oomKills = release(job.cgroup());
+            oomKills = job.cgroup().release(GROUP_GONE_WAIT_NANOS);
         }
         // when it ended: the wrapper wrote the exit code then, unless processes of the job lived on until just now
         // (an agent that was paused or busy sees the end later than it happened)
@@ -430,16 +376,16 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             String how = job.killed() ? "killed with SIGKILL after a grace period of " + text(job.killedAfter())
                     : "exited after SIGTERM" + (code == null ? "" : " with code " + code);
             end = new JobEnd(job.stopPhase(), code, job.startedAtMs(), now, job.stopReason() + "; " + how);
-        } else if (Files.exists(job.directory().path().resolve(UNCONFINED))) {
+        } else if (Files.exists(job.directory().path().resolve(JobWrapper.UNCONFINED))) {
             end = new JobEnd(JobPhase.FAILED, code, job.startedAtMs(), now, "cannot start: its wrapper could not join the cgroup "
-                    + readQuietly(job.directory().path().resolve(UNCONFINED)) + " (the shell's reason is in its stderr)");
+                    + readQuietly(job.directory().path().resolve(JobWrapper.UNCONFINED)) + " (the shell's reason is in its stderr)");
         } else if (oomKills > 0 && (code == null || code != 0)) {
-            end = outOfMemory(job.cgroup(), oomKills, code, job.startedAtMs(), now, "");
+            end = JobEnd.outOfMemory(job.cgroup().memoryLimitMib(), oomKills, code, job.startedAtMs(), now, "");
         } else if (code == null) {
             end = new JobEnd(JobPhase.FAILED, null, job.startedAtMs(), now,
                     "its wrapper was killed outside the agent; exit code unknown");
         } else {
-            end = endFromExitCode(code, job.startedAtMs(), now, "");
+            end = JobEnd.ofExitCode(code, job.startedAtMs(), now, "");
         }
         // Off the running list first, so whoever hears of the end sees the job's GPUs as released.
         running.remove(job.key());
@@ -456,30 +402,8 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         return Files.exists(dir.path().resolve(FenceKeeper.FENCED));
     }
 
-    /** Waits (bounded) until no process of group {@code pgid} is left: SIGKILL takes effect when a process leaves the kernel. */
-    private static void awaitGroupGone(long pgid) {
-        long deadline = System.nanoTime() + GROUP_GONE_WAIT_NANOS;
-        long pauseMs = 1;
-        // kill(-pgid, 0) answers in one call in the usual case (nothing left); only a group that still exists is looked up in /proc
-        while (ProcessSignals.signalGroup(pgid, 0) && ProcFs.groupHasLiveMember(pgid) && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(pauseMs);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            pauseMs = Math.min(50, 2 * pauseMs);
-        }
-    }
-
     private static String text(Duration d) {
         return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : d.toMillis() + " ms";
-    }
-
-    private static JobEnd endFromExitCode(int code, long startedAt, long endedAt, String suffix) {
-        if (code == 0) return new JobEnd(JobPhase.SUCCEEDED, 0, startedAt, endedAt, "exit code 0" + suffix);
-        String what = code > 128 && code < 160 ? "killed by signal " + (code - 128) + " (exit code " + code + ")" : "exit code " + code;
-        return new JobEnd(JobPhase.FAILED, code, startedAt, endedAt, what + suffix);
     }
 
     /** Reports the end first, then marks the directory done: a crash in between reports it twice, never not at all. */
@@ -490,22 +414,6 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         } catch (IOException e) {
             // The report is out; after a restart the directory is recovered and reported again.
         }
-    }
-
-    /** The recorded process, if it is still the same one: alive, started when recorded, running our wrapper for this directory. */
-    private static Optional<ProcessHandle> sameProcess(JobDirectory.ProcessRecord rec, JobDirectory dir) {
-        return ProcessHandle.of(rec.pid()).filter(ProcessHandle::isAlive).filter(h -> {
-            ProcessHandle.Info info = h.info();
-            Optional<Instant> start = info.startInstant();
-            if (rec.startInstantMs() != null && start.isPresent()
-                    && Math.abs(start.get().toEpochMilli() - rec.startInstantMs()) > 1000) {
-                return false;
-            }
-            if (rec.startInstantMs() == null && start.isPresent() && start.get().toEpochMilli() < rec.startedAtMs() - 1000) {
-                return false;
-            }
-            return info.arguments().map(a -> Arrays.asList(a).contains(dir.path().toString())).orElse(start.isPresent());
-        });
     }
 
     private void signal(RunningJob job, int signal) {
@@ -529,15 +437,6 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         } catch (IOException e) {
             return System.currentTimeMillis();
         }
-    }
-
-    private static String findSetsid() {
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
-            Path p = Path.of(dir.isEmpty() ? "." : dir, "setsid");
-            if (Files.isExecutable(p)) return p.toString();
-        }
-        for (String p : List.of("/usr/bin/setsid", "/bin/setsid")) if (Files.isExecutable(Path.of(p))) return p;
-        return null;
     }
 
     /** Stops watching; running jobs keep running (an agent restart re-adopts them). */

@@ -37,6 +37,25 @@ final class ProcessSignals {
         return signal == SIGKILL ? h.get().destroyForcibly() : h.get().destroy();
     }
 
+    /**
+     * Waits (at most {@code waitNanos}) until no live process of group {@code pgid} is left: SIGKILL takes effect
+     * only when a process leaves the kernel (e.g. a GPU driver call).
+     */
+    static void awaitGroupGone(long pgid, long waitNanos) {
+        long deadline = System.nanoTime() + waitNanos;
+        long pauseMs = 1;
+        // kill(-pgid, 0) answers in one call in the usual case (nothing left); only a group that still exists is looked up in /proc
+        while (signalGroup(pgid, 0) && ProcFs.groupHasLiveMember(pgid) && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(pauseMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            pauseMs = Math.min(50, 2 * pauseMs);
+        }
+    }
+
     private static boolean kill(int target, int signal) {
         if (KILL == null) return false;
         try {

@@ -100,8 +100,7 @@ class SchedulingWithPredictorTest {
     @Test
     void anUnknownPredictorNameSaysWhichExist() {
         assertThatThrownBy(() -> Predictors.forScheduling("oracle", 1000))
-                .isInstanceOf(SpecException.class)
-                .hasMessageContaining("unknown predictor 'oracle'")
+                .isInstanceOfSatisfying(SpecException.class, e -> assertThat(e.field()).isEqualTo("name"))
                 .hasMessageContaining("none, global-median, history, gbt");
     }
 }

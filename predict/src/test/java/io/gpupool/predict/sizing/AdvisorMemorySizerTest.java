@@ -63,20 +63,18 @@ class AdvisorMemorySizerTest {
         Need need = sizer.need(new ModelSize("7B", "train", "bf16"), new GangShape(1, 1));
         assertThat(need.allowedModels(GpuShare.WHOLE_GPU, Set.of())).containsExactly("H200");
         assertThatThrownBy(() -> need.allowedModels(GpuShare.WHOLE_GPU, Set.of("A100-80GB")))
-                .isInstanceOf(SpecException.class).hasMessageContaining("field 'params'")
-                .hasMessageContaining("needs 118.28 GiB per GPU").hasMessageContaining("no allowed GPU model [A100-80GB] holds that");
+                .isInstanceOfSatisfying(SpecException.class, e -> assertThat(e.field()).isEqualTo("params"))
+                .hasMessageContaining("118.28 GiB");
     }
 
     @Test
     void badSizesNameTheFieldAndTheRule() {
         assertThatThrownBy(() -> sizer.need(new ModelSize("seven", null, null), new GangShape(1, 1)))
-                .isInstanceOf(SpecException.class).satisfies(e -> assertThat(((SpecException) e).field()).isEqualTo("params"))
-                .hasMessageContaining("expected a count like 7B");
+                .isInstanceOfSatisfying(SpecException.class, e -> assertThat(e.field()).isEqualTo("params"));
         assertThatThrownBy(() -> sizer.need(new ModelSize("7B", "finetune", null), new GangShape(1, 1)))
                 .satisfies(e -> assertThat(((SpecException) e).field()).isEqualTo("mode"));
         assertThatThrownBy(() -> sizer.need(new ModelSize("7B", "train", "int4"), new GangShape(1, 1)))
-                .satisfies(e -> assertThat(((SpecException) e).field()).isEqualTo("precision"))
-                .hasMessageContaining("inference format");
+                .satisfies(e -> assertThat(((SpecException) e).field()).isEqualTo("precision"));
     }
 
     // ---- the trace reader ----------------------------------------------------------------------
@@ -113,10 +111,8 @@ class AdvisorMemorySizerTest {
     @Test
     void aBadModelCellStopsTheReadWithFileLineAndColumn() {
         assertThatThrownBy(() -> read("ok,0,60,1,,,,7B,infer,int4", "bad,0,60,1,,,,7B,serve,int4"))
-                .isInstanceOf(SpecException.class).hasMessageContaining("t.csv:3").hasMessageContaining("model_mode")
-                .hasMessageContaining("must be train or infer");
+                .isInstanceOfSatisfying(SpecException.class, e -> assertThat(e.where() + "/" + e.field()).endsWith("t.csv:3/model_mode"));
         assertThatThrownBy(() -> read("huge,0,60,1,,,A100-80GB,70B,train,bf16"))
-                .isInstanceOf(SpecException.class).hasMessageContaining("t.csv:2").hasMessageContaining("model_params")
-                .hasMessageContaining("no allowed GPU model [A100-80GB] holds that");
+                .isInstanceOfSatisfying(SpecException.class, e -> assertThat(e.where() + "/" + e.field()).endsWith("t.csv:2/model_params"));
     }
 }

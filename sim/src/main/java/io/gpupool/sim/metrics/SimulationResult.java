@@ -76,7 +76,7 @@ public record SimulationResult(
     public record Timeline(double bucketSec, double[] queued, double[] usedGpus, double[] fragmentedGpus,
                            List<String> tenants, double[][] tenantGpus, double[][] tenantFairGpus) {}
 
-    /** The report fields: DESIGN.md's contract names first, then the rest, in display order. */
+    /** The report fields (docs/contracts.md, "Simulation output"), in display order. */
     public Map<String, Object> summary() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("policy", policy);
