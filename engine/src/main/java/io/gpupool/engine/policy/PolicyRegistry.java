@@ -20,6 +20,7 @@ public final class PolicyRegistry {
         register("qssf", QssfPolicy::new);
         register("las", LasPolicy::new, LasPolicy.Args.DEFAULTS);
         register("srtf-oracle", SrtfOraclePolicy::new);
+        register("themis", ThemisPolicy::new, ThemisPolicy.Args.DEFAULTS);
     }
 
     private PolicyRegistry() {}

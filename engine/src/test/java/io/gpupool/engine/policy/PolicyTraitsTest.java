@@ -26,6 +26,7 @@ class PolicyTraitsTest {
         assertThat(PolicyRegistry.create("qssf").traits().traits()).containsExactly(ARRIVALS_ONLY_WHEN_SETTLED);
         assertThat(PolicyRegistry.create("las").traits().traits()).containsExactlyInAnyOrder(PREEMPTIVE, STANDING_ORDER, ALLOWED_VICTIMS_COME_FIRST);
         assertThat(PolicyRegistry.create("srtf-oracle").traits().has(NEEDS_ORACLE)).isTrue();
+        assertThat(PolicyRegistry.create("themis").traits()).isEqualTo(PolicyTraits.backfill(PolicyArgs.DEFAULT_BACKFILL_DEPTH));
         assertThat(PolicyRegistry.create("fair-share")).isInstanceOf(Admission.class).isInstanceOf(Preemption.class);
     }
 
