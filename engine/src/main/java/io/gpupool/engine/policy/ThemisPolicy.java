@@ -26,18 +26,10 @@ import java.util.Map;
  * preemption: a running job keeps its GPUs until it ends.
  */
 public final class ThemisPolicy implements QueuePolicy {
-    /** @param backfillDepth queued jobs behind the reserved top job that backfill considers per round */
-    public record Args(int backfillDepth) implements PolicyArgs {
-        public static final Args DEFAULTS = new Args(PolicyArgs.DEFAULT_BACKFILL_DEPTH);
-
-        public Args {
-            PolicyArgs.requireBackfillDepth("themis", backfillDepth);
-        }
-    }
-
     private final PolicyTraits traits;
 
-    public ThemisPolicy(Args args) {
+    /** Its one setting is the depth of backfill behind the reserved top job. */
+    public ThemisPolicy(BackfillArgs args) {
         this.traits = PolicyTraits.backfill(args.backfillDepth());
     }
 
