@@ -68,9 +68,17 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--nodes", paramLabel = "FILE", description = "The pool from an openb node list (sn,cpu_milli,memory_mib,gpu,model) instead of --cluster.")
     Path nodes;
 
-    @Option(names = "--policy", defaultValue = "fcfs", split = ",", paramLabel = "NAME",
-            description = "Queue policies to compare, comma-separated: fcfs, fcfs-backfill, priority, fair-share, qssf, las, srtf-oracle.")
+    @Option(names = "--policy", defaultValue = "fcfs", split = ",", paramLabel = "NAME", completionCandidates = KnownPolicies.class,
+            description = "Queue policies to compare, comma-separated: ${COMPLETION-CANDIDATES}.")
     List<String> policies;
+
+    /** The registered policies, for the help text and shell completion. */
+    static final class KnownPolicies implements Iterable<String> {
+        @Override
+        public java.util.Iterator<String> iterator() {
+            return PolicyRegistry.names().iterator();
+        }
+    }
 
     @Option(names = "--placement", paramLabel = "NAME",
             description = {"Replay: node scorers name[:weight],... with optional ;gpu=POLICY;limit=N (default: binpack,topology).",

@@ -27,6 +27,19 @@ class SimulateCommandTest {
                 "a,0,100,2,x", "b,0,100,4,y", "c,50,10,1,x");
     }
 
+    /** The help lists every registered policy (themis is one registration line), and each runs. */
+    @Test
+    void theHelpListsTheRegisteredPoliciesAndThemisRuns() throws IOException {
+        Cli.Result help = Cli.run("simulate", "--help");
+        assertThat(help.exitCode()).isZero();
+        assertThat(help.out().replaceAll("\\s+", " ")).contains("fcfs, fcfs-backfill, priority, fair-share, qssf, las, srtf-oracle, themis.");
+        Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "themis", "--output", "json");
+        assertThat(r.exitCode()).isZero();
+        JsonNode arr = new ObjectMapper().readTree(r.out());
+        assertThat(arr.get(0).get("policy").asText()).isEqualTo("themis");
+        assertThat(arr.get(0).get("unfinished").asInt()).isZero();
+    }
+
     @Test
     void comparesPoliciesSideBySideInATable() throws IOException {
         Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "fcfs,fcfs-backfill,las");

@@ -59,10 +59,13 @@ class PolicyArgsTest {
         assertThat(unknown.field()).isEqualTo("aging");
         assertThat(unknown.rule()).contains("agingPerHour", "backfillDepth");
         assertThat(error(() -> PolicyRegistry.type("fcfs").parseArgs(Map.of("backfillDepth", 3))).field()).isEqualTo("backfillDepth");
-        assertThat(error(() -> PolicyRegistry.type("priority").parseArgs(Map.of("agingPerHour", -1))).field()).isEqualTo("agingPerHour");
+        SpecException refused = error(() -> PolicyRegistry.type("priority").parseArgs(Map.of("agingPerHour", -1)));
+        assertThat(refused.where()).isEqualTo("policy priority");
+        assertThat(refused.field()).isEqualTo("agingPerHour");
         assertThat(error(() -> PolicyRegistry.type("priority").parseArgs(Map.of("agingPerHour", "fast"))).field()).isEqualTo("agingPerHour");
         assertThat(error(() -> PolicyRegistry.type("priority").parseArgs(Map.of("backfillDepth", 1.5))).field()).isEqualTo("backfillDepth");
         assertThat(error(() -> PolicyRegistry.type("fcfs-backfill").parseArgs(Map.of("backfillDepth", 0))).field()).isEqualTo("backfillDepth");
+        assertThat(error(() -> PolicyRegistry.type("themis").parseArgs(Map.of("backfillDepth", 0))).where()).isEqualTo("policy themis");
         assertThat(error(() -> PolicyRegistry.type("fcfs-backfill").parseArgs(Map.of("backfillDepth", 1L << 40))).field()).isEqualTo("backfillDepth");
         assertThat(error(() -> PolicyRegistry.type("fair-share").parseArgs(Map.of("halfLifeMs", -5))).field()).isEqualTo("halfLifeMs");
         assertThat(error(() -> PolicyRegistry.type("las").parseArgs(Map.of("thresholdsGpuSec", List.of(100, 50)))).field()).isEqualTo("thresholdsGpuSec");

@@ -45,6 +45,7 @@ final class ArgsBinder {
             Constructor<R> canonical = type.getDeclaredConstructor(Arrays.stream(parts).map(RecordComponent::getType).toArray(Class<?>[]::new));
             return canonical.newInstance(args);
         } catch (InvocationTargetException e) {
+            if (e.getCause() instanceof SpecException s) throw new SpecException(where, s.field(), s.rule());
             if (e.getCause() instanceof RuntimeException r) throw r;
             throw new IllegalStateException(e.getCause());
         } catch (ReflectiveOperationException e) {

@@ -24,7 +24,7 @@ public final class FairSharePolicy implements QueuePolicy, Admission, Preemption
         public static final Args DEFAULTS = new Args(TenantLedger.DEFAULT_HALF_LIFE_MS);
 
         public Args {
-            PolicyArgs.require(halfLifeMs >= 0, "fair-share", "halfLifeMs", "must be >= 0, got " + halfLifeMs);
+            PolicyArgs.require(halfLifeMs >= 0, "halfLifeMs", "must be >= 0, got " + halfLifeMs);
         }
     }
 

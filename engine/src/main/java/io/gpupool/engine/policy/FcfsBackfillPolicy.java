@@ -11,18 +11,9 @@ import static io.gpupool.engine.policy.PolicyTraits.Trait.STANDING_ORDER;
  * GPUs free up (from run-time estimates); jobs behind it start now only if they do not delay it.
  */
 public final class FcfsBackfillPolicy implements QueuePolicy, StandingOrder {
-    /** @param backfillDepth queued jobs behind the reserved head that backfill considers per round */
-    public record Args(int backfillDepth) implements PolicyArgs {
-        public static final Args DEFAULTS = new Args(PolicyArgs.DEFAULT_BACKFILL_DEPTH);
-
-        public Args {
-            PolicyArgs.requireBackfillDepth("fcfs-backfill", backfillDepth);
-        }
-    }
-
     private final PolicyTraits traits;
 
-    public FcfsBackfillPolicy(Args args) {
+    public FcfsBackfillPolicy(BackfillArgs args) {
         this.traits = PolicyTraits.backfill(args.backfillDepth(), STANDING_ORDER);
     }
 

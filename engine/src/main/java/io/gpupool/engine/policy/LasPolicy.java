@@ -20,7 +20,7 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
             thresholdsGpuSec = List.copyOf(thresholdsGpuSec);
             double prev = 0;
             for (double t : thresholdsGpuSec) {
-                PolicyArgs.require(t > prev, "las", "thresholdsGpuSec", "must be positive and increasing, got " + thresholdsGpuSec);
+                PolicyArgs.require(t > prev, "thresholdsGpuSec", "must be positive and increasing, got " + thresholdsGpuSec);
                 prev = t;
             }
         }

@@ -14,12 +14,13 @@ public final class PolicyRegistry {
 
     static {
         register("fcfs", FcfsPolicy::new);
-        register("fcfs-backfill", FcfsBackfillPolicy::new, FcfsBackfillPolicy.Args.DEFAULTS);
+        register("fcfs-backfill", FcfsBackfillPolicy::new, BackfillArgs.DEFAULTS);
         register("priority", PriorityAgingPolicy::new, PriorityAgingPolicy.Args.DEFAULTS);
         register("fair-share", FairSharePolicy::new, FairSharePolicy.Args.DEFAULTS);
         register("qssf", QssfPolicy::new);
         register("las", LasPolicy::new, LasPolicy.Args.DEFAULTS);
         register("srtf-oracle", SrtfOraclePolicy::new);
+        register("themis", ThemisPolicy::new, BackfillArgs.DEFAULTS);
     }
 
     private PolicyRegistry() {}

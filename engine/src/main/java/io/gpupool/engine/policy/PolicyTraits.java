@@ -10,9 +10,9 @@ import java.util.Set;
  * @param blocking      what the round does when the next job in order does not fit
  * @param backfillDepth {@link BlockingMode#BACKFILL}: queued jobs behind a reserved one that backfill considers per
  *                      round (the policy's {@code backfillDepth} setting); 0 for the other modes
- * @param traits        the policy's characteristics; each carries the rule the policy must keep to declare it
+ * @param flags         the policy's characteristics; each carries the rule the policy must keep to declare it
  */
-public record PolicyTraits(BlockingMode blocking, int backfillDepth, Set<Trait> traits) {
+public record PolicyTraits(BlockingMode blocking, int backfillDepth, Set<Trait> flags) {
 
     /** A characteristic the round relies on. */
     public enum Trait {
@@ -47,21 +47,21 @@ public record PolicyTraits(BlockingMode blocking, int backfillDepth, Set<Trait> 
         if ((blocking == BlockingMode.BACKFILL) != (backfillDepth > 0)) {
             throw new IllegalArgumentException("a backfill depth (>= 1) goes with BACKFILL and only with it, got " + blocking + " " + backfillDepth);
         }
-        traits = traits.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(traits));
+        flags = flags.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(flags));
     }
 
     /** A policy that stops ({@link BlockingMode#STRICT}) or goes on ({@link BlockingMode#SKIP}) at a job that does not fit. */
-    public static PolicyTraits of(BlockingMode blocking, Trait... traits) {
-        return new PolicyTraits(blocking, 0, Set.of(traits));
+    public static PolicyTraits of(BlockingMode blocking, Trait... flags) {
+        return new PolicyTraits(blocking, 0, Set.of(flags));
     }
 
     /** A policy whose first job that does not fit gets an EASY reservation, {@code depth} jobs behind it being tried. */
-    public static PolicyTraits backfill(int depth, Trait... traits) {
-        return new PolicyTraits(BlockingMode.BACKFILL, depth, Set.of(traits));
+    public static PolicyTraits backfill(int depth, Trait... flags) {
+        return new PolicyTraits(BlockingMode.BACKFILL, depth, Set.of(flags));
     }
 
     public boolean has(Trait t) {
-        return traits.contains(t);
+        return flags.contains(t);
     }
 
     /**

@@ -31,8 +31,8 @@ public final class PriorityAgingPolicy implements QueuePolicy {
         public static final Args DEFAULTS = new Args(1.0, PolicyArgs.DEFAULT_BACKFILL_DEPTH);
 
         public Args {
-            PolicyArgs.require(agingPerHour >= 0 && Double.isFinite(agingPerHour), "priority", "agingPerHour", "must be >= 0, got " + agingPerHour);
-            PolicyArgs.requireBackfillDepth("priority", backfillDepth);
+            PolicyArgs.require(agingPerHour >= 0 && Double.isFinite(agingPerHour), "agingPerHour", "must be >= 0, got " + agingPerHour);
+            PolicyArgs.requireBackfillDepth(backfillDepth);
         }
     }
 

@@ -21,11 +21,12 @@ class PolicyTraitsTest {
     void theBuiltInPoliciesDeclareTheirCharacteristics() {
         assertThat(PolicyRegistry.create("fcfs").traits()).isEqualTo(PolicyTraits.of(BlockingMode.STRICT, STANDING_ORDER));
         assertThat(PolicyRegistry.create("fcfs-backfill").traits().blocking()).isEqualTo(BlockingMode.BACKFILL);
-        assertThat(PolicyRegistry.create("priority").traits().traits()).isEmpty();
-        assertThat(PolicyRegistry.create("fair-share").traits().traits()).containsExactlyInAnyOrder(PREEMPTIVE, ARRIVALS_ONLY_WHEN_SETTLED);
-        assertThat(PolicyRegistry.create("qssf").traits().traits()).containsExactly(ARRIVALS_ONLY_WHEN_SETTLED);
-        assertThat(PolicyRegistry.create("las").traits().traits()).containsExactlyInAnyOrder(PREEMPTIVE, STANDING_ORDER, ALLOWED_VICTIMS_COME_FIRST);
+        assertThat(PolicyRegistry.create("priority").traits().flags()).isEmpty();
+        assertThat(PolicyRegistry.create("fair-share").traits().flags()).containsExactlyInAnyOrder(PREEMPTIVE, ARRIVALS_ONLY_WHEN_SETTLED);
+        assertThat(PolicyRegistry.create("qssf").traits().flags()).containsExactly(ARRIVALS_ONLY_WHEN_SETTLED);
+        assertThat(PolicyRegistry.create("las").traits().flags()).containsExactlyInAnyOrder(PREEMPTIVE, STANDING_ORDER, ALLOWED_VICTIMS_COME_FIRST);
         assertThat(PolicyRegistry.create("srtf-oracle").traits().has(NEEDS_ORACLE)).isTrue();
+        assertThat(PolicyRegistry.create("themis").traits()).isEqualTo(PolicyTraits.backfill(PolicyArgs.DEFAULT_BACKFILL_DEPTH));
         assertThat(PolicyRegistry.create("fair-share")).isInstanceOf(Admission.class).isInstanceOf(Preemption.class);
     }
 

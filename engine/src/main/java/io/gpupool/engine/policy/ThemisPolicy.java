@@ -1,0 +1,57 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.IdentityHashMap;
+import java.util.Map;
+
+/**
+ * Finish-time fairness after Themis (Mahajan et al., NSDI'20): the pending job that is worst off against an
+ * exclusive 1/N share of the pool goes first. For a pending job j at a round at time {@code now}:
+ * <pre>
+ *   N       = jobs contending: pending + running
+ *   C       = GPUs of the pool (fractional shares count as fractions)
+ *   g       = GPUs the job asks for, R = its predicted run time (the engine's predictor: the estimate, else history)
+ *   a       = its attained run time (preempted jobs keep theirs), remaining = max(0, R - a)
+ *   T_shared = max(0, now - submit) + remaining           finish time, from submission, if it started now
+ *   T_alone  = R x max(1, g x N / C)                      finish time on 1/N of the pool: full speed when C/N GPUs
+ *                                                         hold the job, else slowed by the missing GPUs
+ *   rho      = T_shared / T_alone                         higher first; ties to arrival order
+ * </pre>
+ * When every job asks for the same GPUs, rho orders as the response ratio (wait + R) / R (highest response ratio
+ * next); smaller jobs that fit in a 1/N share gain on larger ones. rho grows while a job waits, and the top job that
+ * does not fit gets an EASY reservation (backfill), so no job waits for ever. Unlike Themis, no leases and no
+ * preemption: a running job keeps its GPUs until it ends.
+ */
+public final class ThemisPolicy implements QueuePolicy {
+    private final PolicyTraits traits;
+
+    /** Its one setting is the depth of backfill behind the reserved top job. */
+    public ThemisPolicy(BackfillArgs args) {
+        this.traits = PolicyTraits.backfill(args.backfillDepth());
+    }
+
+    @Override public String name() { return "themis"; }
+
+    @Override public PolicyTraits traits() { return traits; }
+
+    @Override
+    public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
+        int contending = pending.size() + ctx.running().size();
+        double poolGpus = ctx.cluster().totalMilli() / 1000.0;
+        Map<JobState, Double> rho = new IdentityHashMap<>();
+        for (JobState j : pending) rho.put(j, rho(ctx, j, contending, poolGpus));
+        return JobQueue.sorted(pending, Comparator.<JobState>comparingDouble(rho::get).reversed());
+    }
+
+    /** The job's finish-time fairness ratio at {@code ctx.nowMs()} (see the class comment). */
+    static double rho(PolicyContext ctx, JobState j, int contending, double poolGpus) {
+        long runMs = ctx.expectedRuntimeMs(j);
+        long remainingMs = Math.max(0, runMs - j.attainedMs(ctx.nowMs()));
+        double shared = Math.max(0, ctx.nowMs() - j.spec().submitTimeMs()) + (double) remainingMs;
+        double alone = runMs * Math.max(1.0, poolGpus > 0 ? j.gpuUnits() * contending / poolGpus : 1.0);
+        return shared / alone;
+    }
+}
