@@ -20,6 +20,7 @@ import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
+import io.gpupool.engine.status.Status;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.JobSpec;
 
@@ -65,7 +66,7 @@ public final class Scheduler {
     // Shapes whose placement failed when the cluster was at version blockedAtVersion, with the reason. While
     // the state is unchanged they fail again: a blocked head costs O(1) per round until capacity changes
     // (long replays have millions of rounds where only arrivals happen).
-    private final Map<String, String> blockedShapes = new HashMap<>();
+    private final Map<String, Status> blockedShapes = new HashMap<>();
     private long blockedAtVersion = -1;
     // A settled scheduler: the last round started and preempted nothing, and since then only jobs arrived
     // (every other change clears the flag) with the cluster still at settledVersion. For a policy whose
@@ -130,15 +131,15 @@ public final class Scheduler {
     /** Queues the job, or rejects it with the reason when it could never run on this pool. */
     public SubmitResult submit(JobSpec spec, long nowMs) {
         advanceTo(nowMs);
-        if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), "job id " + spec.id() + " already exists");
+        if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), Status.error(Status.SUBMIT, "job id " + spec.id() + " already exists"));
         JobState job = new JobState(spec, seq++, nowMs, round);
-        String why = Feasibility.check(cluster, spec, config.tenants());
+        Status why = Feasibility.check(cluster, spec, config.tenants());
         jobs.put(spec.id(), job);
         if (why != null) {
             job.status = JobStatus.REJECTED;
             job.waitBecause(why);
             job.endMs = nowMs;
-            return SubmitResult.rejected(spec.id(), "job " + spec.id() + " " + why);
+            return SubmitResult.rejected(spec.id(), why);
         }
         pending.put(spec.id(), job);
         if (standing != null) standing.add(job);
@@ -225,12 +226,12 @@ public final class Scheduler {
         advanceTo(nowMs);
         JobState job = require(jobId);
         if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
-        if (job.holdReason != null) return PlacementResult.failed("held: " + job.holdReason);
-        String why = quotaReason(job);
+        if (job.holdReason != null) return PlacementResult.failed(Status.held(job.holdReason));
+        Status why = quotaReason(job);
         if (why != null) return PlacementResult.failed(why);
         PlacementResult r = pipeline.placeOn(cycle(job, null), requireNode(node), true);
         if (r.ok()) start(job, r.allocation(), nowMs);
-        else job.waitBecause("waits: " + r.reason());
+        else job.waitBecause(r.status());
         return r;
     }
 
@@ -244,18 +245,18 @@ public final class Scheduler {
     public SubmitResult restoreRunning(JobSpec spec, Allocation allocation, long startedMs, long nowMs) {
         settled = false;
         advanceTo(nowMs);
-        if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), "job id " + spec.id() + " already exists");
+        if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), Status.error(Status.RESTORE, "job id " + spec.id() + " already exists"));
         if (allocation.replicas().size() != spec.shape().replicas()
                 || allocation.replicas().stream().anyMatch(r -> r.size() != spec.shape().gpusPerReplica() || r.stream().anyMatch(g -> g.node() != r.getFirst().node()))) {
-            return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": recorded GPUs do not match its shape " + spec.shape());
+            return SubmitResult.rejected(spec.id(), Status.error(Status.RESTORE, "job " + spec.id() + ": recorded GPUs do not match its shape " + spec.shape()));
         }
         for (GpuGrant g : allocation.grants()) {
             if (g.node() < 0 || g.node() >= cluster.nodeCount() || g.gpu() < 0 || g.gpu() >= cluster.node(g.node()).gpuCount()) {
-                return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": recorded GPU " + g.gpu() + " of node " + g.node() + " does not exist");
+                return SubmitResult.rejected(spec.id(), Status.error(Status.RESTORE, "job " + spec.id() + ": recorded GPU " + g.gpu() + " of node " + g.node() + " does not exist"));
             }
         }
         for (int node : allocation.replicaNodes()) {
-            if (node < 0 || node >= cluster.nodeCount()) return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": recorded node " + node + " does not exist");
+            if (node < 0 || node >= cluster.nodeCount()) return SubmitResult.rejected(spec.id(), Status.error(Status.RESTORE, "job " + spec.id() + ": recorded node " + node + " does not exist"));
         }
         Allocation held = new Allocation(spec.id(), allocation.replicas(), spec.host(), allocation.replicaNodes());
         int mark = cluster.checkpoint();
@@ -263,7 +264,7 @@ public final class Scheduler {
             cluster.apply(held);
         } catch (IllegalStateException e) {
             cluster.rollback(mark);
-            return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": " + e.getMessage() + " (already held)");
+            return SubmitResult.rejected(spec.id(), Status.error(Status.RESTORE, "job " + spec.id() + ": " + e.getMessage() + " (already held)"));
         }
         cluster.commit(mark);
         startedMs = Math.min(startedMs, nowMs);
@@ -325,7 +326,7 @@ public final class Scheduler {
     /** The dispatcher loop of one round over the policy's queue ({@code started}: what batch mode started). */
     private RoundResult dispatch(PolicyContext ctx, JobQueue queue, long nowMs, List<String> started) {
         List<String> preempted = new ArrayList<>();
-        Map<String, String> failedShapes = new HashMap<>();
+        Map<String, Status> failedShapes = new HashMap<>();
         Set<String> noVictims = new HashSet<>();
         PreemptionPlanner planner = null;
         Reservation reservation = null;
@@ -337,10 +338,10 @@ public final class Scheduler {
                 round.unreached = "waits: every GPU is in use";
                 break;
             }
-            String why = quotaReason(job);
-            if (why == null) why = policy.admit(ctx, job);
+            Status why = quotaReason(job);
+            if (why == null) why = Status.admission(policy.admit(ctx, job));
             if (why != null) {
-                job.waitBecause("waits: " + why);
+                job.waitBecause(why);
                 continue;
             }
             if (reservation != null) {
@@ -355,13 +356,13 @@ public final class Scheduler {
                     started.add(job.id());
                     queue.started(job);
                 } else {
-                    job.waitBecause("waits: cannot backfill without delaying " + reservation.jobId() + ": " + r.reason());
+                    job.waitBecause(Status.backfill(reservation.jobId(), r.status()));
                 }
                 continue;
             }
             if (job.shapeKey == null) job.shapeKey = shapeKey(job.spec());
             String shape = job.shapeKey;
-            String reason = failedShapes.get(shape);
+            Status reason = failedShapes.get(shape);
             if (reason == null) reason = knownFailure(shape);
             if (reason == null) {
                 PlacementResult r = pipeline.place(cycle(job, null), true);
@@ -371,7 +372,7 @@ public final class Scheduler {
                     queue.started(job);
                     continue;
                 }
-                reason = r.reason();
+                reason = r.status();
                 failedShapes.put(shape, reason);
                 rememberFailure(shape, reason);
             }
@@ -400,14 +401,14 @@ public final class Scheduler {
                     continue;
                 }
             }
-            job.waitBecause("waits: " + reason);
+            job.waitBecause(reason);
             if (policy.blocking() == BlockingMode.STRICT) {
                 round.unreached = "queued behind " + job.id() + " (strict FCFS)";
                 break;
             } else if (policy.blocking() == BlockingMode.BACKFILL) {
                 reservation = reserve(ctx, job);
                 if (reservation != null) {
-                    job.waitBecause("waits: GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); " + reason);
+                    job.waitBecause(reason.within("GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); "));
                 }
             }
         }
@@ -531,12 +532,15 @@ public final class Scheduler {
         return id;
     }
 
-    private String quotaReason(JobState job) {
+    private Status quotaReason(JobState job) {
         TenantConfig t = config.tenants().get(job.spec().tenant());
         if (t == null || !t.hasLimit()) return null;
         double held = ledger.account(t.name()).gpus();
         if (held + job.gpuUnits() <= t.limitGpus() + 1e-9) return null;
-        return "tenant " + t.name() + " holds " + Feasibility.fmt(held) + " of its limit of " + Feasibility.fmt(t.limitGpus()) + " GPUs";
+        long limit = Math.round(t.limitGpus() * 1000);
+        return Status.insufficient(Status.QUOTA, io.gpupool.engine.status.Resource.GPU_COMPUTE, job.spec().gpuMilliDemand(),
+                Math.max(0, limit - Math.round(held * 1000)), limit,
+                "tenant " + t.name() + " holds " + Feasibility.fmt(held) + " of its limit of " + Feasibility.fmt(t.limitGpus()) + " GPUs");
     }
 
     private void start(JobState job, Allocation a, long nowMs) {
@@ -578,11 +582,11 @@ public final class Scheduler {
     }
 
     /** Why a job of this shape cannot be placed, if it already failed with the cluster in its current state. */
-    private String knownFailure(String shape) {
+    private Status knownFailure(String shape) {
         return cluster.version() == blockedAtVersion ? blockedShapes.get(shape) : null;
     }
 
-    private void rememberFailure(String shape, String reason) {
+    private void rememberFailure(String shape, Status reason) {
         if (!pipeline.dependsOnlyOnClusterState()) return;
         if (cluster.version() != blockedAtVersion) {
             blockedShapes.clear();
