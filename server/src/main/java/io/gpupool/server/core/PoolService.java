@@ -212,7 +212,7 @@ public final class PoolService implements AutoCloseable {
             if (!r.accepted()) {
                 engine.forget(id);
                 listener.rejected(tenant);
-                throw ServiceException.invalid("numGpus", "the job can never run on this pool: " + r.reason());
+                throw NeverRuns.error(r.status(), request);
             }
             JobRow row = new JobRow(seq, id, tenant, idempotencyKey, request.toJson(), "PENDING", now, null, null, 0, null, null);
             ActiveJob a = new ActiveJob(row, request, commitOfThisIteration());
