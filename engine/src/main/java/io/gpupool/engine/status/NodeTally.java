@@ -49,9 +49,9 @@ public final class NodeTally {
 
     /** The reason most nodes gave (the first in message order on a tie); null when no node refused. */
     public NodeCount dominant() {
-        NodeCount best = null;
-        for (NodeCount c : counts()) if (best == null || c.nodes() > best.nodes()) best = c;
-        return best;
+        Entry best = null;
+        for (Entry e : byMessage.values()) if (best == null || e.nodes > best.nodes) best = e;
+        return best == null ? null : new NodeCount(best.first.withAmounts(best.first.requested(), best.free, best.capacity), best.nodes);
     }
 
     /** "3 nodes insufficient free GPUs; 1 node cordoned" */

@@ -15,24 +15,26 @@ public final class Filters {
     /** The job's allowed GPU models: a node of another model never takes the job. */
     public static final class ModelFilter implements FilterPlugin {
         public static final String NAME = "gpu-model";
+        private static final Status NOT_ALLOWED = Status.unresolvable(NAME, Resource.GPU_MODEL, "GPU model not allowed");
 
         @Override public String name() { return NAME; }
 
         @Override
         public Status filter(CycleState cycle, ReplicaDemand d, NodeState n) {
-            return cycle.job().allows(n.model()) ? null : Status.unresolvable(NAME, Resource.GPU_MODEL, "GPU model not allowed");
+            return cycle.job().allows(n.model()) ? null : NOT_ALLOWED;
         }
     }
 
     /** Cordoned or drained nodes take no new work. Unhealthy GPUs never count as free. */
     public static final class HealthFilter implements FilterPlugin {
         public static final String NAME = "health";
+        private static final Status CORDONED = Status.unschedulable(NAME, Resource.NONE, "node cordoned");
 
         @Override public String name() { return NAME; }
 
         @Override
         public Status filter(CycleState cycle, ReplicaDemand d, NodeState n) {
-            return n.cordoned() ? Status.unschedulable(NAME, Resource.NONE, "node cordoned") : null;
+            return n.cordoned() ? CORDONED : null;
         }
     }
 
