@@ -1,6 +1,9 @@
 package io.gpupool.engine;
 
 import io.gpupool.engine.state.ClusterState;
+import io.gpupool.engine.status.Code;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Status;
 import io.gpupool.model.JobSpec;
 
 import java.util.List;
@@ -9,35 +12,47 @@ import java.util.Map;
 /**
  * Could the job ever run on this pool, were it empty? Checked at submit so that a job that can never
  * fit (16 GPUs in one replica on 8-GPU nodes, a model no node has) is rejected with the reason rather
- * than left pending silently.
+ * than left pending silently. Every refusal is {@link Code#UNRESOLVABLE} from the plugin
+ * {@link Status#FEASIBILITY}, about the resource the job asks too much of.
  */
 final class Feasibility {
     private Feasibility() {}
 
     /** Null when the job can run on the empty pool, else why not. */
-    static String check(ClusterState cluster, JobSpec job, Map<String, TenantConfig> tenants) {
+    static Status check(ClusterState cluster, JobSpec job, Map<String, TenantConfig> tenants) {
+        String subject = "job " + job.id() + " ";
         TenantConfig t = tenants.get(job.tenant());
         double gpus = job.gpuMilliDemand() / 1000.0;
         if (t != null && t.hasLimit() && gpus > t.limitGpus() + 1e-9) {
-            return "asks for " + fmt(gpus) + " GPUs but tenant " + job.tenant() + " is limited to " + fmt(t.limitGpus());
+            long limit = Math.round(t.limitGpus() * 1000);
+            return never(Resource.GPU_COMPUTE, job.gpuMilliDemand(), limit, limit,
+                    subject + "asks for " + fmt(gpus) + " GPUs but tenant " + job.tenant() + " is limited to " + fmt(t.limitGpus()));
+        }
+        if (cluster.nodeCount() == 0) {
+            return never(Resource.NODES, job.shape().replicas(), 0, 0, subject + "cannot run: the pool has no nodes");
         }
         List<String> present = cluster.modelIds();
         if (!job.allowedModels().isEmpty() && job.allowedModels().stream().noneMatch(present::contains)) {
-            return "no node has an allowed GPU model " + job.allowedModels() + "; the pool has " + present;
+            return never(Resource.GPU_MODEL, Status.UNKNOWN, Status.UNKNOWN, Status.UNKNOWN,
+                    subject + "no node has an allowed GPU model " + job.allowedModels() + "; the pool has " + present);
         }
         int k = job.shape().gpusPerReplica();
         boolean oneDomain = job.requireNvlink() && k > 1;
         long slots = 0;
         int largest = 0;
         long memNeeded = job.share().memoryMib();
+        long mostMemory = 0, mostCpu = 0, mostHostMemory = 0;
         boolean memOk = false;
         boolean hostOk = false;
         for (Map.Entry<ClusterState.NodeShape, Integer> e : cluster.nodeShapes().entrySet()) {
             ClusterState.NodeShape n = e.getKey();
             if (!job.allows(n.model())) continue;
+            mostCpu = Math.max(mostCpu, n.cpuMilli());
+            mostHostMemory = Math.max(mostHostMemory, n.hostMemoryMib());
             if (!n.hostHolds(job.host())) continue;
             hostOk = true;
             largest = Math.max(largest, oneDomain ? n.largestNvlinkDomain() : n.gpus());
+            mostMemory = Math.max(mostMemory, n.memoryCapacityMib());
             if (!job.share().isWhole() && memNeeded > n.memoryCapacityMib()) continue;
             memOk = true;
             long perNode = k == 0 ? Long.MAX_VALUE   // a CPU-only job: only the host bounds it
@@ -47,19 +62,30 @@ final class Feasibility {
             slots += perNode * e.getValue();
         }
         if (!hostOk) {
-            return "asks for " + job.host() + " per replica, more than any node of an allowed GPU model offers";
+            String text = subject + "asks for " + job.host() + " per replica, more than any node of an allowed GPU model offers";
+            return job.host().cpuMilli() > mostCpu
+                    ? never(Resource.HOST_CPU, job.host().cpuMilli(), mostCpu, mostCpu, text)
+                    : never(Resource.HOST_MEMORY, job.host().memoryMib(), mostHostMemory, mostHostMemory, text);
         }
         if (!job.share().isWhole() && !memOk) {
-            return "asks for " + memNeeded + " MiB on one GPU, more than any allowed GPU offers";
+            return never(Resource.GPU_MEMORY, memNeeded, mostMemory, mostMemory,
+                    subject + "asks for " + memNeeded + " MiB on one GPU, more than any allowed GPU offers");
         }
         if (largest < k) {
-            return "asks for " + k + " GPUs in one replica" + (job.requireNvlink() ? " inside one NVLink domain" : "")
-                    + " but the largest " + (job.requireNvlink() ? "NVLink domain" : "node") + " of an allowed model has " + largest;
+            return never(oneDomain ? Resource.NVLINK : Resource.GPUS, k, largest, largest,
+                    subject + "asks for " + k + " GPUs in one replica" + (job.requireNvlink() ? " inside one NVLink domain" : "")
+                    + " but the largest " + (job.requireNvlink() ? "NVLink domain" : "node") + " of an allowed model has " + largest);
         }
         if (slots < job.shape().replicas()) {
-            return "asks for " + job.shape() + " GPUs but the pool can hold at most " + slots + " such replicas at once";
+            return never(Resource.NODES, job.shape().replicas(), slots, slots,
+                    subject + "asks for " + job.shape() + " GPUs but the pool can hold at most " + slots + " such replicas at once");
         }
         return null;
+    }
+
+    /** A refusal for good; on the empty pool free and capacity are the same. */
+    private static Status never(Resource r, long requested, long free, long capacity, String message) {
+        return new Status(Code.UNRESOLVABLE, Status.FEASIBILITY, r, requested, free, capacity, List.of(), message);
     }
 
     static String fmt(double v) {

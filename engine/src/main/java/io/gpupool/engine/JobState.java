@@ -1,6 +1,7 @@
 package io.gpupool.engine;
 
 import io.gpupool.engine.state.Allocation;
+import io.gpupool.engine.status.Status;
 import io.gpupool.model.JobSpec;
 
 /**
@@ -19,7 +20,8 @@ public final class JobState {
     long queuedSinceMs;
     long waitedMs;
     int preemptions;
-    String waitReason = "not yet considered";
+    Status waitStatus;   // the last refusal, rendered as the wait reason (null: the reason is waitNote)
+    String waitNote = "not yet considered";
     long reasonRound = -1;
     private String shapeKey; // computed once: rounds over long queues ask for it per job
     String holdReason; // non-null while the job is held (Scheduler.hold): it stays queued but is not placed
@@ -38,9 +40,17 @@ public final class JobState {
         this.round = round;
     }
 
-    /** Records why the job waits, as seen by the current round. */
-    void waitBecause(String reason) {
-        waitReason = reason;
+    /** Records why the job waits (or, once rejected, why it never runs), as seen by the current round. */
+    void waitBecause(Status why) {
+        waitStatus = why;
+        waitNote = null;
+        reasonRound = round.number;
+    }
+
+    /** Records a note on the job's wait that is no refusal ("preempted for j7"). */
+    void waitBecause(String note) {
+        waitStatus = null;
+        waitNote = note;
         reasonRound = round.number;
     }
 
@@ -53,12 +63,31 @@ public final class JobState {
     public long firstStartMs() { return firstStartMs; }
     public long endMs() { return endMs; }
     public int preemptions() { return preemptions; }
-    /** Why a pending job is not running, as the last scheduling round saw it; null when not pending. */
+    /**
+     * Why a pending job is not running, as the last scheduling round saw it, in English ("waits: " and its
+     * {@link #waitStatus()}, or a note on the round); why a rejected job never runs; null otherwise.
+     */
     public String waitReason() {
         if (status != JobStatus.PENDING && status != JobStatus.REJECTED) return null;
-        if (holdReason != null) return "held: " + holdReason;
-        if (status == JobStatus.REJECTED || reasonRound == round.number) return waitReason;
-        return reasonRound < 0 && round.number < 0 ? waitReason : round.unreached;
+        if (holdReason != null) return Status.held(holdReason).message();
+        if (!reasonIsCurrent()) return round.unreached;
+        if (waitStatus == null) return waitNote;
+        return status == JobStatus.REJECTED ? waitStatus.message() : "waits: " + waitStatus.message();
+    }
+
+    /**
+     * The refusal behind {@link #waitReason()}: the hold, the placement's, the quota's or the policy's refusal the
+     * last round gave, or the reason a rejected job never runs; null when not pending or rejected, and when the
+     * reason is a note rather than a refusal (not reached in the last round, queued behind a strict head, preempted).
+     */
+    public Status waitStatus() {
+        if (status != JobStatus.PENDING && status != JobStatus.REJECTED) return null;
+        if (holdReason != null) return Status.held(holdReason);
+        return reasonIsCurrent() ? waitStatus : null;
+    }
+
+    private boolean reasonIsCurrent() {
+        return status == JobStatus.REJECTED || reasonRound == round.number || reasonRound < 0 && round.number < 0;
     }
     /** Why the job is held, or null when it is not ({@link Scheduler#hold}). */
     public String holdReason() { return holdReason; }

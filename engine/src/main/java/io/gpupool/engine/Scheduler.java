@@ -22,6 +22,7 @@ import io.gpupool.engine.round.RoundJobs;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
+import io.gpupool.engine.status.Status;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.JobSpec;
 
@@ -115,15 +116,15 @@ public final class Scheduler {
     /** Queues the job, or rejects it with the reason when it could never run on this pool. */
     public SubmitResult submit(JobSpec spec, long nowMs) {
         advanceTo(nowMs);
-        if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), "job id " + spec.id() + " already exists");
+        if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), Status.error(Status.SUBMIT, "job id " + spec.id() + " already exists"));
         JobState job = new JobState(spec, seq++, nowMs, roundNote);
-        String why = Feasibility.check(cluster, spec, config.tenants());
+        Status why = Feasibility.check(cluster, spec, config.tenants());
         jobs.put(spec.id(), job);
         if (why != null) {
             job.status = JobStatus.REJECTED;
             job.waitBecause(why);
             job.endMs = nowMs;
-            return SubmitResult.rejected(spec.id(), "job " + spec.id() + " " + why);
+            return SubmitResult.rejected(spec.id(), why);
         }
         pending.put(spec.id(), job);
         if (standing != null) standing.add(job);
@@ -210,12 +211,12 @@ public final class Scheduler {
         advanceTo(nowMs);
         JobState job = require(jobId);
         if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
-        if (job.holdReason != null) return PlacementResult.failed("held: " + job.holdReason);
-        String why = quotaReason(job);
+        if (job.holdReason != null) return PlacementResult.failed(Status.held(job.holdReason));
+        Status why = quotaReason(job);
         if (why != null) return PlacementResult.failed(why);
         PlacementResult r = pipeline.placeOn(cycle(job, null), requireNode(node), true);
         if (r.ok()) start(job, r.allocation(), nowMs);
-        else job.waitBecause("waits: " + r.reason());
+        else job.waitBecause(r.status());
         return r;
     }
 
@@ -229,18 +230,18 @@ public final class Scheduler {
     public SubmitResult restoreRunning(JobSpec spec, Allocation allocation, long startedMs, long nowMs) {
         round.unsettle();
         advanceTo(nowMs);
-        if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), "job id " + spec.id() + " already exists");
+        if (jobs.containsKey(spec.id())) return SubmitResult.rejected(spec.id(), Status.error(Status.RESTORE, "job id " + spec.id() + " already exists"));
         if (allocation.replicas().size() != spec.shape().replicas()
                 || allocation.replicas().stream().anyMatch(r -> r.size() != spec.shape().gpusPerReplica() || r.stream().anyMatch(g -> g.node() != r.getFirst().node()))) {
-            return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": recorded GPUs do not match its shape " + spec.shape());
+            return SubmitResult.rejected(spec.id(), Status.error(Status.RESTORE, "job " + spec.id() + ": recorded GPUs do not match its shape " + spec.shape()));
         }
         for (GpuGrant g : allocation.grants()) {
             if (g.node() < 0 || g.node() >= cluster.nodeCount() || g.gpu() < 0 || g.gpu() >= cluster.node(g.node()).gpuCount()) {
-                return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": recorded GPU " + g.gpu() + " of node " + g.node() + " does not exist");
+                return SubmitResult.rejected(spec.id(), Status.error(Status.RESTORE, "job " + spec.id() + ": recorded GPU " + g.gpu() + " of node " + g.node() + " does not exist"));
             }
         }
         for (int node : allocation.replicaNodes()) {
-            if (node < 0 || node >= cluster.nodeCount()) return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": recorded node " + node + " does not exist");
+            if (node < 0 || node >= cluster.nodeCount()) return SubmitResult.rejected(spec.id(), Status.error(Status.RESTORE, "job " + spec.id() + ": recorded node " + node + " does not exist"));
         }
         Allocation held = new Allocation(spec.id(), allocation.replicas(), spec.host(), allocation.replicaNodes());
         int mark = cluster.checkpoint();
@@ -248,7 +249,7 @@ public final class Scheduler {
             cluster.apply(held);
         } catch (IllegalStateException e) {
             cluster.rollback(mark);
-            return SubmitResult.rejected(spec.id(), "job " + spec.id() + ": " + e.getMessage() + " (already held)");
+            return SubmitResult.rejected(spec.id(), Status.error(Status.RESTORE, "job " + spec.id() + ": " + e.getMessage() + " (already held)"));
         }
         cluster.commit(mark);
         startedMs = Math.min(startedMs, nowMs);
@@ -389,12 +390,15 @@ public final class Scheduler {
         return id;
     }
 
-    private String quotaReason(JobState job) {
+    private Status quotaReason(JobState job) {
         TenantConfig t = config.tenants().get(job.spec().tenant());
         if (t == null || !t.hasLimit()) return null;
         double held = ledger.account(t.name()).gpus();
         if (held + job.gpuUnits() <= t.limitGpus() + 1e-9) return null;
-        return "tenant " + t.name() + " holds " + Feasibility.fmt(held) + " of its limit of " + Feasibility.fmt(t.limitGpus()) + " GPUs";
+        long limit = Math.round(t.limitGpus() * 1000);
+        return Status.insufficient(Status.QUOTA, io.gpupool.engine.status.Resource.GPU_COMPUTE, job.spec().gpuMilliDemand(),
+                Math.max(0, limit - Math.round(held * 1000)), limit,
+                "tenant " + t.name() + " holds " + Feasibility.fmt(held) + " of its limit of " + Feasibility.fmt(t.limitGpus()) + " GPUs");
     }
 
     private void start(JobState job, Allocation a, long nowMs) {
@@ -439,11 +443,12 @@ public final class Scheduler {
     private final class Jobs implements RoundJobs {
         @Override public Collection<JobState> pending() { return pending.values(); }
         @Override public Collection<JobState> running() { return running.values(); }
-        @Override public String quotaReason(JobState job) { return Scheduler.this.quotaReason(job); }
+        @Override public Status quotaReason(JobState job) { return Scheduler.this.quotaReason(job); }
         @Override public void start(JobState job, Allocation a, long nowMs) { Scheduler.this.start(job, a, nowMs); }
         @Override public void requeue(JobState job, long nowMs) { Scheduler.this.requeue(job, nowMs); }
         @Override public void hold(JobState job, String reason) { job.holdReason = reason; }
-        @Override public void waits(JobState job, String reason) { job.waitBecause(reason); }
+        @Override public void waits(JobState job, Status why) { job.waitBecause(why); }
+        @Override public void note(JobState job, String note) { job.waitBecause(note); }
 
         @Override
         public void beginFullRound() {

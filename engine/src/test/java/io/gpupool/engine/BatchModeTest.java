@@ -1,5 +1,7 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Code;
 import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.engine.batch.BatchPlacers;
 import io.gpupool.engine.state.Allocation;
@@ -12,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
+import static io.gpupool.engine.RefusalAssert.assertRefusal;
 import static io.gpupool.engine.TestPools.A100;
 import static io.gpupool.engine.TestPools.job;
 import static io.gpupool.engine.TestPools.pool;
@@ -63,7 +66,8 @@ class BatchModeTest {
         assertThat(placer.seen).containsExactly(List.of("a3", "b3", "c4"));
         assertThat(round.started()).containsExactly("b3", "c4");
         assertThat(s.job("a3").status()).isEqualTo(JobStatus.PENDING);
-        assertThat(s.job("a3").waitReason()).as("a3 was then tried one by one and blocked (strict FCFS)").contains("no node can hold");
+        // a3 was then tried one by one and blocked (strict FCFS): no node has 3 idle GPUs left
+        assertRefusal(s.job("a3").waitStatus(), Code.UNSCHEDULABLE, "capacity", Resource.GPUS);
         s.checkConsistency();
     }
 

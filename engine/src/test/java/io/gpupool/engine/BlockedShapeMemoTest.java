@@ -1,5 +1,7 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Code;
 import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.JobSpec;
@@ -11,6 +13,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
 
+import static io.gpupool.engine.RefusalAssert.assertRefusal;
 import static io.gpupool.engine.TestPools.A100;
 import static io.gpupool.engine.TestPools.T4;
 import static io.gpupool.engine.TestPools.job;
@@ -28,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class BlockedShapeMemoTest {
     private static final FilterPlugin PASS_ALL = new FilterPlugin() {
         @Override public String name() { return "pass-all"; }
-        @Override public String filter(io.gpupool.engine.placement.CycleState c, io.gpupool.engine.placement.ReplicaDemand d,
+        @Override public io.gpupool.engine.status.Status filter(io.gpupool.engine.placement.CycleState c, io.gpupool.engine.placement.ReplicaDemand d,
                                        io.gpupool.engine.state.NodeState n) { return null; }
     };
 
@@ -56,7 +59,7 @@ class BlockedShapeMemoTest {
             for (int t = 1; t <= 3; t++) {
                 s.submit(job("more" + t, 8).submitMs(t).build(), t);
                 assertThat(s.schedule(t).started()).as(change).isEmpty();
-                assertThat(s.job("big").waitReason()).as(change).startsWith("waits: no node can hold");
+                assertRefusal(s.job("big").waitStatus(), Code.UNSCHEDULABLE, "capacity", Resource.GPUS);
             }
             switch (change) {
                 case "completion" -> s.complete("filler", 10);
@@ -114,6 +117,7 @@ class BlockedShapeMemoTest {
             }
             for (JobState j : plain.pendingJobs()) {
                 assertThat(memo.job(j.id()).waitReason()).as(what + " " + j.id()).isEqualTo(j.waitReason());
+                assertThat(memo.job(j.id()).waitStatus()).as(what + " " + j.id()).isEqualTo(j.waitStatus());
             }
             memo.checkConsistency();
         }

@@ -1,5 +1,8 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.status.Status;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Code;
 import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.NodeState;
@@ -15,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 
+import static io.gpupool.engine.RefusalAssert.assertRefusal;
 import static io.gpupool.engine.TestPools.A100;
 import static io.gpupool.engine.TestPools.job;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -94,11 +98,11 @@ class CpuOnlyJobTest {
         Scheduler s = scheduler("binpack", node("a", 2, 8), node("b", 2, 8));
         SubmitResult tooBig = s.submit(cpuJob("huge", 12_000, 0).build(), 0);
         assertThat(tooBig.accepted()).isFalse();
-        assertThat(tooBig.reason()).contains("more than any node");
+        assertRefusal(tooBig.status(), Code.UNRESOLVABLE, Status.FEASIBILITY, Resource.HOST_CPU, 12_000, 8_000, 8_000);
         // three replicas of 6 cores: at most one per 8-core node, so never
         SubmitResult gang = s.submit(JobSpec.builder("gang3").shape(3, 0).host(6_000, 0).build(), 0);
         assertThat(gang.accepted()).isFalse();
-        assertThat(gang.reason()).contains("at most 2 such replicas");
+        assertRefusal(gang.status(), Code.UNRESOLVABLE, Status.FEASIBILITY, Resource.NODES, 3, 2, 2);
 
         run(s, cpuJob("c1", 6_000, 0).build());
         run(s, cpuJob("c2", 6_000, 0).build());
@@ -106,7 +110,7 @@ class CpuOnlyJobTest {
         assertThat(s.submit(cpuJob("c3", 6_000, 0).build(), 0).accepted()).isTrue();
         s.schedule(0);
         assertThat(s.job("c3").status()).isEqualTo(JobStatus.PENDING);
-        assertThat(s.job("c3").waitReason()).contains("insufficient host CPU");
+        assertRefusal(s.job("c3").waitStatus(), Code.UNSCHEDULABLE, "host", Resource.HOST_CPU, 6_000, 2_000, 8_000);
         // a GPU job that needs 4 cores cannot start either: the GPUs are idle but their hosts are short of CPU
         assertThat(s.submit(job("g", 1).host(4_000, 0).build(), 0).accepted()).isTrue();
         s.schedule(0);

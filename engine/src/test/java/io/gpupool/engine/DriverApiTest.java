@@ -1,5 +1,8 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.status.Status;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Code;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.engine.placement.PlacementResult;
@@ -12,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 import java.util.Map;
 
+import static io.gpupool.engine.RefusalAssert.assertRefusal;
 import static io.gpupool.engine.TestPools.A100;
 import static io.gpupool.engine.TestPools.job;
 import static io.gpupool.engine.TestPools.pool;
@@ -35,7 +39,8 @@ class DriverApiTest {
         s.submit(job("b", 1).build(), 1);
         PlacementResult full = s.startOn("b", "a100-80gb-2", 1);
         assertThat(full.ok()).isFalse();
-        assertThat(full.reason()).contains("a100-80gb-2").contains("insufficient free GPUs");
+        assertRefusal(full.status(), Code.UNSCHEDULABLE, "capacity", Resource.GPUS, 1, 0, 8);
+        assertThat(full.reason()).as("names the node").contains("a100-80gb-2");
         assertThat(s.job("b").status()).isEqualTo(JobStatus.PENDING);
         s.checkConsistency();
     }
@@ -47,7 +52,8 @@ class DriverApiTest {
         s.submit(job("a", 2).tenant("t").build(), 0);
         assertThat(s.startOn("a", "a100-80gb-0", 0).ok()).isTrue();
         s.submit(job("b", 1).tenant("t").build(), 0);
-        assertThat(s.startOn("b", "a100-80gb-1", 0).reason()).contains("limit of 2");
+        // 1 GPU asked, the tenant holds 2 of its 2: none left under its limit (in thousandths of a GPU)
+        assertRefusal(s.startOn("b", "a100-80gb-1", 0).status(), Code.UNSCHEDULABLE, Status.QUOTA, Resource.GPU_COMPUTE, 1000, 0, 2000);
     }
 
     @Test
@@ -58,7 +64,7 @@ class DriverApiTest {
         Allocation twice = new Allocation("b", List.of(List.of(new GpuGrant(0, 3, 500, 1000, false))));
         var rejected = s.restoreRunning(job("b", 1).milli(500).build(), twice, 0, 5);
         assertThat(rejected.accepted()).isFalse();
-        assertThat(rejected.reason()).contains("already held");
+        assertRefusal(rejected.status(), Code.ERROR, Status.RESTORE, Resource.NONE);
         assertThat(s.job("b")).isNull();
         assertThat(s.cluster().node(0).tasks(3)).isEqualTo(1);
         // two fractional shares of one GPU fit together, a third beyond 1000 milli does not
@@ -91,7 +97,7 @@ class DriverApiTest {
         s.schedule(1);
         assertThat(s.job("b").allocation().grants().getFirst().node()).isEqualTo(1);
         CycleState c8 = new CycleState(s.cluster(), job("c", 8).build(), s.workloadProfile(), null);
-        assertThat(s.pipeline().filterNode(c8, nodes.get(1))).isEqualTo("insufficient free GPUs");
+        assertRefusal(s.pipeline().filterNode(c8, nodes.get(1)), Code.UNSCHEDULABLE, "capacity", Resource.GPUS, 8, 0, 8);
     }
 
     /** Node 0 runs 4 of 8 GPUs, node 1 is idle, node 2 is full: a 2-GPU job fits on 0 and 1, binpack prefers 0. */
@@ -133,16 +139,16 @@ class DriverApiTest {
         Scheduler s = scheduler();
         s.addFilter(new FilterPlugin() {
             @Override public String name() { return "only-node-2"; }
-            @Override public String filter(CycleState c, io.gpupool.engine.placement.ReplicaDemand d, NodeState n) {
-                return n.id() == 2 ? null : "not node 2";
+            @Override public Status filter(CycleState c, io.gpupool.engine.placement.ReplicaDemand d, NodeState n) {
+                return n.id() == 2 ? null : Status.unresolvable("only-node-2", Resource.NONE, "not node 2");
             }
         });
         s.submit(job("a", 1).build(), 0);
         s.schedule(0);
         assertThat(s.job("a").allocation().grants().getFirst().node()).isEqualTo(2);
         s.submit(job("b", 1).build(), 0);
-        assertThat(s.startOn("b", "a100-80gb-0", 0).reason()).contains("not node 2");
+        assertRefusal(s.startOn("b", "a100-80gb-0", 0).status(), Code.UNRESOLVABLE, "only-node-2", Resource.NONE);
         s.reconfigure(s.config().withPolicy("priority"));
-        assertThat(s.startOn("b", "a100-80gb-1", 0).reason()).as("kept across reconfigure").contains("not node 2");
+        assertThat(s.startOn("b", "a100-80gb-1", 0).status().plugin()).as("kept across reconfigure").isEqualTo("only-node-2");
     }
 }

@@ -1,8 +1,12 @@
 package io.gpupool.engine;
 
 import io.gpupool.engine.policy.LasPolicy;
+import io.gpupool.engine.status.Status;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Code;
 import org.junit.jupiter.api.Test;
 
+import static io.gpupool.engine.RefusalAssert.assertRefusal;
 import static io.gpupool.engine.TestPools.A100;
 import static io.gpupool.engine.TestPools.job;
 import static io.gpupool.engine.TestPools.pool;
@@ -20,7 +24,8 @@ class HoldTest {
         s.submit(job("third", 2).submitMs(2).build(), 2);
         s.hold("first", "attempt 1 is still stopping on node n0");
         assertThat(s.schedule(10).started()).containsExactly("second", "third");
-        assertThat(s.job("first").waitReason()).isEqualTo("held: attempt 1 is still stopping on node n0");
+        assertRefusal(s.job("first").waitStatus(), Code.UNSCHEDULABLE, Status.HOLD, Resource.NONE);
+        assertThat(s.job("first").waitReason()).as("names the driver's reason").contains("attempt 1 is still stopping on node n0");
         assertThat(s.job("first").holdReason()).isEqualTo("attempt 1 is still stopping on node n0");
 
         s.complete("second", 20);
@@ -70,7 +75,7 @@ class HoldTest {
         assertThatThrownBy(() -> s.hold("run", "x")).isInstanceOf(IllegalStateException.class).hasMessageContaining("not PENDING");
         s.submit(job("wait", 1).build(), 0);
         s.hold("wait", "reason");
-        assertThat(s.startOn("wait", s.cluster().node(0).name(), 0).reason()).isEqualTo("held: reason");
+        assertRefusal(s.startOn("wait", s.cluster().node(0).name(), 0).status(), Code.UNSCHEDULABLE, Status.HOLD, Resource.NONE);
         assertThat(s.job("wait").status()).isEqualTo(JobStatus.PENDING);
     }
 }

@@ -1,5 +1,8 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.status.Status;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Code;
 import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.engine.placement.WorkloadProfile;
 import io.gpupool.engine.placement.plugins.Fragmentation;
@@ -18,6 +21,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.IntStream;
 
+import static io.gpupool.engine.RefusalAssert.assertRefusal;
 import static io.gpupool.engine.TestPools.A100;
 import static io.gpupool.engine.TestPools.job;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -71,7 +75,7 @@ class HostResourcesTest {
         assertThat(s.submit(job("b", 1).host(10_000, 0).build(), 0).accepted()).isTrue();
         s.schedule(0);
         assertThat(s.job("b").status()).isEqualTo(JobStatus.PENDING);
-        assertThat(s.job("b").waitReason()).contains("insufficient host CPU");
+        assertRefusal(s.job("b").waitStatus(), Code.UNSCHEDULABLE, "host", Resource.HOST_CPU, 10_000, 6_000, 16_000);
         s.complete("a", 1000);
         assertThat(node(s, "n").freeCpuMilli()).isEqualTo(16_000);
         assertThat(node(s, "n").freeHostMemoryMib()).isEqualTo(262_144);
@@ -105,11 +109,11 @@ class HostResourcesTest {
         assertThat(node(s, "n").freeCpuMilli()).isZero();
         SubmitResult tooBig = s.submit(job("huge", 1).host(24_000, 0).build(), 0);
         assertThat(tooBig.accepted()).isFalse();
-        assertThat(tooBig.reason()).contains("24000m CPU").contains("more than any node");
+        assertRefusal(tooBig.status(), Code.UNRESOLVABLE, Status.FEASIBILITY, Resource.HOST_CPU, 24_000, 20_000, 20_000);
         // 3 replicas of 10 cores: the only node holds 2 at a time, so the gang could never start
         SubmitResult gang3 = s.submit(job("gang3", 3).shape(3, 1).host(10_000, 0).build(), 0);
         assertThat(gang3.accepted()).isFalse();
-        assertThat(gang3.reason()).contains("at most 2 such replicas");
+        assertRefusal(gang3.status(), Code.UNRESOLVABLE, Status.FEASIBILITY, Resource.NODES, 3, 2, 2);
     }
 
     @Test
@@ -120,7 +124,7 @@ class HostResourcesTest {
         Allocation recorded = new Allocation("b", List.of(List.of(new GpuGrant(0, gpu, 1000, A100.memoryMib(), true))));
         SubmitResult r = s.restoreRunning(job("b", 1).host(8_000, 0).build(), recorded, 0, 0);
         assertThat(r.accepted()).isFalse();
-        assertThat(r.reason()).contains("host request does not fit");
+        assertRefusal(r.status(), Code.ERROR, Status.RESTORE, Resource.NONE);
         assertThat(node(s, "n").freeCpuMilli()).isEqualTo(4_000);
         assertThat(node(s, "n").fullyFreeGpus()).isEqualTo(3);
         SubmitResult ok = s.restoreRunning(job("c", 1).host(4_000, 0).build(),

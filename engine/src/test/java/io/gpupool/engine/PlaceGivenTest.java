@@ -1,5 +1,8 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.status.Status;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Code;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.engine.placement.PlacementPipeline;
@@ -17,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
+import static io.gpupool.engine.RefusalAssert.assertRefusal;
 import static io.gpupool.engine.TestPools.A100;
 import static io.gpupool.engine.TestPools.T4;
 import static io.gpupool.engine.TestPools.node;
@@ -61,27 +65,29 @@ class PlaceGivenTest {
     void rejectsWhatTheEngineWouldNeverGrantAndChangesNothing() {
         place(JobSpec.builder("busy").gpus(1).build(), true, new int[] {0, 0});
         String before = state();
-        record Case(JobSpec job, String reason, int[][] replicas) {}
+        // an answer that does not fit the job or the pool is an error; one that is not free now is not schedulable
+        record Case(JobSpec job, Code code, String plugin, Resource resource, int[][] replicas) {}
         List<Case> cases = List.of(
-                new Case(JobSpec.builder("taken").gpus(1).build(), "GPU 0 is not free", new int[][] {{0, 0}}),
-                new Case(JobSpec.builder("split").gpus(2).requireNvlink(true).build(), "not in one NVLink domain", new int[][] {{0, 1, 2}}),
-                new Case(JobSpec.builder("count").gpus(2).build(), "takes 1 GPUs, the replica needs 2", new int[][] {{0, 1}}),
-                new Case(JobSpec.builder("twice").gpus(2).build(), "GPU 1 given twice", new int[][] {{0, 1, 1}}),
-                new Case(JobSpec.builder("model").gpus(1).allowedModels(Set.of("T4")).build(), "GPU model not allowed", new int[][] {{0, 1}}),
-                new Case(JobSpec.builder("memory").share(new GpuShare(100, 20_000)).build(), "cannot take", new int[][] {{1, 0}}),
-                new Case(JobSpec.builder("nogpu").gpus(1).build(), "has no GPU 7", new int[][] {{1, 7}}),
-                new Case(JobSpec.builder("nonode").gpus(1).build(), "names no node", new int[][] {{5, 0}}),
-                new Case(JobSpec.builder("gang").shape(2, 1).build(), "replica 2/2 on a100: GPU 1 is not free", new int[][] {{0, 1}, {0, 1}}),
-                new Case(JobSpec.builder("short").shape(2, 1).build(), "has 2 replicas, the placement gives 1", new int[][] {{0, 1}}));
+                new Case(JobSpec.builder("taken").gpus(1).build(), Code.UNSCHEDULABLE, Status.GPU_POLICY, Resource.GPUS, new int[][] {{0, 0}}),
+                new Case(JobSpec.builder("split").gpus(2).requireNvlink(true).build(), Code.UNSCHEDULABLE, Status.GPU_POLICY, Resource.NVLINK, new int[][] {{0, 1, 2}}),
+                new Case(JobSpec.builder("count").gpus(2).build(), Code.ERROR, Status.GPU_POLICY, Resource.NONE, new int[][] {{0, 1}}),
+                new Case(JobSpec.builder("twice").gpus(2).build(), Code.ERROR, Status.GPU_POLICY, Resource.NONE, new int[][] {{0, 1, 1}}),
+                new Case(JobSpec.builder("model").gpus(1).allowedModels(Set.of("T4")).build(), Code.UNRESOLVABLE, "gpu-model", Resource.GPU_MODEL, new int[][] {{0, 1}}),
+                new Case(JobSpec.builder("memory").share(new GpuShare(100, 20_000)).build(), Code.UNSCHEDULABLE, Status.GPU_POLICY, Resource.GPU_MEMORY, new int[][] {{1, 0}}),
+                new Case(JobSpec.builder("nogpu").gpus(1).build(), Code.ERROR, Status.GPU_POLICY, Resource.NONE, new int[][] {{1, 7}}),
+                new Case(JobSpec.builder("nonode").gpus(1).build(), Code.ERROR, Status.PLACEMENT, Resource.NONE, new int[][] {{5, 0}}),
+                new Case(JobSpec.builder("gang").shape(2, 1).build(), Code.UNSCHEDULABLE, Status.GPU_POLICY, Resource.GPUS, new int[][] {{0, 1}, {0, 1}}),
+                new Case(JobSpec.builder("short").shape(2, 1).build(), Code.ERROR, Status.PLACEMENT, Resource.NONE, new int[][] {{0, 1}}));
         for (Case c : cases) {
             PlacementResult r = place(c.job(), true, c.replicas());
             assertThat(r.ok()).as(c.job().id()).isFalse();
-            assertThat(r.reason()).as(c.job().id()).contains(c.reason());
+            assertRefusal(r.status(), c.code(), c.plugin(), c.resource());
             assertThat(state()).as(c.job().id() + " leaves the cluster as it was").isEqualTo(before);
         }
+        assertThat(place(cases.get(8).job(), true, cases.get(8).replicas()).reason()).as("names the replica and its node").contains("replica 2/2 on a100");
         cluster.setCordoned(1, true);
         PlacementResult r = place(JobSpec.builder("cordon").gpus(1).build(), true, new int[] {1, 0});
-        assertThat(r.reason()).contains("node cordoned");
+        assertRefusal(r.status(), Code.UNSCHEDULABLE, "health", Resource.NONE);
     }
 
     @Test
@@ -91,7 +97,8 @@ class PlaceGivenTest {
         JobSpec c = JobSpec.builder("c").milli(100).build();
         assertThat(place(a, true, new int[] {1, 1}).ok()).isTrue();
         assertThat(place(b, true, new int[] {1, 1}).ok()).isTrue();
-        assertThat(place(c, true, new int[] {1, 1}).reason()).as("split count 2 reached").contains("cannot take");
+        // compute (200 free) and memory suffice: the split count of 2 tasks per GPU is what is short
+        assertRefusal(place(c, true, new int[] {1, 1}).status(), Code.UNSCHEDULABLE, Status.GPU_POLICY, Resource.NONE);
         assertThat(place(c, false, new int[] {1, 0}).ok()).isTrue();
         assertThat(cluster.node(1).tasks(0)).as("a dry run binds nothing").isZero();
     }

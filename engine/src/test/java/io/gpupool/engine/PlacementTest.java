@@ -1,5 +1,8 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.status.Status;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Code;
 import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.model.ClusterSpec;
@@ -11,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 import java.util.Set;
 
+import static io.gpupool.engine.RefusalAssert.assertRefusal;
 import static io.gpupool.engine.TestPools.A100;
 import static io.gpupool.engine.TestPools.T4;
 import static io.gpupool.engine.TestPools.job;
@@ -82,7 +86,9 @@ class PlacementTest {
         assertThat(s.submit(job("e", 2).requireNvlink(true).build(), 0).accepted()).isTrue();
         s.schedule(0);
         assertThat(s.job("e").status()).isEqualTo(JobStatus.PENDING);
-        assertThat(s.job("e").waitReason()).contains("no node can hold 2 whole GPUs");
+        // no node has 2 idle GPUs inside one domain: the capacity index offers none
+        assertRefusal(s.job("e").waitStatus(), Code.UNSCHEDULABLE, "capacity", Resource.NVLINK);
+        assertThat(s.job("e").waitStatus().requested()).isEqualTo(2);
         s.checkConsistency();
     }
 
@@ -93,7 +99,8 @@ class PlacementTest {
         long usedBefore = s.cluster().usedMilli();
         submitAndRun(s, job("gang", 16).build()); // 2x8: only one node has 8 free GPUs
         assertThat(s.job("gang").status()).isEqualTo(JobStatus.PENDING);
-        assertThat(s.job("gang").waitReason()).contains("replica 2/2");
+        assertRefusal(s.job("gang").waitStatus(), Code.UNSCHEDULABLE, "capacity", Resource.GPUS);
+        assertThat(s.job("gang").waitReason()).as("names the replica that found no node").contains("replica 2/2");
         assertThat(s.cluster().usedMilli()).isEqualTo(usedBefore);
         s.complete("small", 10);
         s.schedule(10);
@@ -155,13 +162,14 @@ class PlacementTest {
         Scheduler s = scheduler(pool(4, 8, A100), "binpack");
         var big = s.submit(job("big", 16).shape(1, 16).build(), 0);
         assertThat(big.accepted()).isFalse();
-        assertThat(big.reason()).contains("16 GPUs in one replica").contains("has 8");
+        assertRefusal(big.status(), Code.UNRESOLVABLE, Status.FEASIBILITY, Resource.GPUS, 16, 8, 8);
         var model = s.submit(job("h100", 1).allowedModels(Set.of("H100-80GB")).build(), 0);
-        assertThat(model.reason()).contains("no node has an allowed GPU model");
+        assertRefusal(model.status(), Code.UNRESOLVABLE, Status.FEASIBILITY, Resource.GPU_MODEL);
         var gang = s.submit(job("huge", 40).build(), 0);
-        assertThat(gang.reason()).contains("at most 4 such replicas");
+        // 5 replicas of 8 GPUs, one per node of the 4
+        assertRefusal(gang.status(), Code.UNRESOLVABLE, Status.FEASIBILITY, Resource.NODES, 5, 4, 4);
         var mem = s.submit(job("mem", 1).share(new GpuShare(500, 100_000)).build(), 0);
-        assertThat(mem.reason()).contains("100000 MiB");
+        assertRefusal(mem.status(), Code.UNRESOLVABLE, Status.FEASIBILITY, Resource.GPU_MEMORY, 100_000, 81_920, 81_920);
         assertThat(s.pendingJobs()).isEmpty();
         assertThat(s.job("big").status()).isEqualTo(JobStatus.REJECTED);
     }
@@ -178,21 +186,26 @@ class PlacementTest {
         });
         submitAndRun(s, job("b", 1).build());
         assertThat(s.job("b").status()).isEqualTo(JobStatus.PENDING);
-        assertThat(s.job("b").waitReason()).contains("1 node cordoned");
+        // the only node with idle GPUs is cordoned: the refusal counts it
+        assertThat(s.job("b").waitStatus().nodes()).anySatisfy(c -> {
+            assertThat(c.reason().plugin()).isEqualTo("health");
+            assertThat(c.nodes()).isEqualTo(1);
+        });
     }
 
     @Test
     void tenantHardLimitHoldsJobsBack() {
         var cfg = SchedulerConfig.defaults("fcfs-backfill").withTenants(java.util.Map.of("t", new TenantConfig("t", 1, 0, 2)));
         Scheduler s = new Scheduler(pool(1, 8, A100), cfg);
-        assertThat(s.submit(job("three", 3).tenant("t").build(), 0).reason()).contains("limited to 2");
+        // GPUs as thousandths: 3 asked, the tenant's limit is 2
+        assertRefusal(s.submit(job("three", 3).tenant("t").build(), 0).status(), Code.UNRESOLVABLE, Status.FEASIBILITY, Resource.GPU_COMPUTE, 3000, 2000, 2000);
         s.submit(job("a", 2).tenant("t").build(), 0);
         s.submit(job("b", 1).tenant("t").build(), 0);
         s.submit(job("other", 1).tenant("u").build(), 0);
         s.schedule(0);
         assertThat(s.job("a").status()).isEqualTo(JobStatus.RUNNING);
         assertThat(s.job("b").status()).isEqualTo(JobStatus.PENDING);
-        assertThat(s.job("b").waitReason()).contains("limit of 2");
+        assertRefusal(s.job("b").waitStatus(), Code.UNSCHEDULABLE, Status.QUOTA, Resource.GPU_COMPUTE, 1000, 0, 2000);
         assertThat(s.job("other").status()).isEqualTo(JobStatus.RUNNING);
     }
 

@@ -1,10 +1,14 @@
 package io.gpupool.engine;
 
 import io.gpupool.engine.policy.FairSharePolicy;
+import io.gpupool.engine.status.Status;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Code;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
 
+import static io.gpupool.engine.RefusalAssert.assertRefusal;
 import static io.gpupool.engine.TestPools.A100;
 import static io.gpupool.engine.TestPools.job;
 import static io.gpupool.engine.TestPools.pool;
@@ -55,7 +59,7 @@ class QuotaTest {
         s.submit(job("pinned", 3).tenant("a").preemptible(false).build(), 0);
         s.schedule(0);
         assertThat(status(s, "pinned")).isEqualTo(JobStatus.PENDING);
-        assertThat(s.job("pinned").waitReason()).contains("borrowed GPUs must be reclaimable");
+        assertRefusal(s.job("pinned").waitStatus(), Code.UNSCHEDULABLE, Status.ADMISSION, Resource.NONE);
         submit(s, "borrower", "a", 3, 0);
         s.schedule(0);
         assertThat(status(s, "borrower")).isEqualTo(JobStatus.RUNNING);

@@ -12,6 +12,9 @@ import io.gpupool.engine.placement.PlacementResult;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
+import io.gpupool.engine.status.Code;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Status;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.model.GpuShare;
@@ -53,8 +56,22 @@ public final class ClusterModel {
         public String key() { return namespace + "/" + name; }
     }
 
-    /** Tell the pod's owner why it is not scheduled (an event and the PodScheduled condition). */
-    public record Report(String namespace, String name, String uid, String message, boolean impossible) {}
+    /**
+     * Tell the pod's owner why it is not scheduled (an event and the PodScheduled condition): {@code message} as the
+     * pod shows it, {@code status} the refusal it renders (the engine's, or this driver's own: {@link #POD_REQUEST},
+     * {@link #GANG}, {@link #QUEUE}).
+     */
+    public record Report(String namespace, String name, String uid, String message, Status status) {
+        /** Whether waiting cannot help (the pod can never run here as it asks). */
+        public boolean impossible() { return status.code() == Code.UNRESOLVABLE; }
+    }
+
+    /** This driver's refusals: a pod's request gpupool cannot take, or that breaks its annotations. */
+    public static final String POD_REQUEST = "pod-request";
+    /** A gang's members: too few yet, or of different shapes. */
+    public static final String GANG = "gang";
+    /** A note on the queue that is no refusal (not reached in the last round, preempted). */
+    public static final String QUEUE = "queue";
 
     /** A running pod the policy preempted: evict it. */
     public record Eviction(String namespace, String name, String uid, String reason) {}
@@ -238,10 +255,10 @@ public final class ClusterModel {
                 unresolvable.put(name, "node has no GPUs gpupool knows of (no HAMi registration, no GPU feature discovery labels)");
                 continue;
             }
-            String why = engine.pipeline().filterNode(cycle, engine.cluster().node(id));
+            Status why = engine.pipeline().filterNode(cycle, engine.cluster().node(id));
             if (why == null) passed.add(name);
-            else if (why.equals("GPU model not allowed")) unresolvable.put(name, why);
-            else failed.put(name, why);
+            else if (why.unresolvable()) unresolvable.put(name, why.message());
+            else failed.put(name, why.message());
         }
         return new FilterOutcome(passed, failed, unresolvable);
     }
@@ -444,11 +461,12 @@ public final class ClusterModel {
         try {
             req = PodRequest.of(pod, catalog);
         } catch (SpecException e) {
-            report(pod, e.getMessage(), true, now());
+            report(pod, Status.unresolvable(POD_REQUEST, Resource.NONE, e.getMessage()), now());
             return;
         }
         if (req == null) {
-            report(pod, "asks for no GPU (" + KubeNames.GPU + "); gpupool places GPU pods only, leave the others to the default scheduler", true, now());
+            report(pod, Status.unresolvable(POD_REQUEST, Resource.NONE,
+                    "asks for no GPU (" + KubeNames.GPU + "); gpupool places GPU pods only, leave the others to the default scheduler"), now());
             return;
         }
         if (req.gang() == null) {
@@ -474,13 +492,15 @@ public final class ClusterModel {
         Map<String, PodRequest> waiting = gangWaiting.computeIfAbsent(gangKey, k -> new LinkedHashMap<>());
         PodRequest first = waiting.values().stream().findFirst().orElse(req);
         if (!first.sameShape(req) || first.gangMinMembers() != req.gangMinMembers()) {
-            report(pod, "differs from the other members of gang " + req.gang() + " (GPUs, GPU types, NVLink or min members); gang members are replicas of one shape", true, now());
+            report(pod, Status.unresolvable(GANG, Resource.NONE, "differs from the other members of gang " + req.gang()
+                    + " (GPUs, GPU types, NVLink or min members); gang members are replicas of one shape"), now());
             return;
         }
         waiting.put(key, req);
         if (waiting.size() < req.gangMinMembers()) {
             for (String m : waiting.keySet()) {
-                report(pods.get(m), "waits for gang " + req.gang() + ": " + waiting.size() + " of " + req.gangMinMembers() + " members are here", false, now());
+                report(pods.get(m), Status.unschedulable(GANG, Resource.NONE, "waits for gang " + req.gang() + ": " + waiting.size() + " of "
+                        + req.gangMinMembers() + " members are here"), now());
             }
             return;
         }
@@ -504,7 +524,7 @@ public final class ClusterModel {
         SubmitResult r = engine.submit(job(id, first, req, members.size()), now());
         if (!r.accepted()) {
             engine.forget(id);
-            for (Pod p : members) report(p, "cannot run on this cluster: " + r.reason(), true, now());
+            for (Pod p : members) report(p, r.status().within("cannot run on this cluster: "), now());
             return false;
         }
         kubeFilter.track(id, first);
@@ -608,7 +628,7 @@ public final class ClusterModel {
             devices = DeviceAnnotations.decode(encoded, "pod " + key + " annotation " + KubeNames.DEVICES_ALLOCATED)
                     .stream().flatMap(List::stream).toList();
         } catch (SpecException e) {
-            report(pod, e.getMessage(), false, now);
+            report(pod, Status.error(POD_REQUEST, e.getMessage()), now);
             return;
         }
         if (devices.isEmpty()) {
@@ -631,7 +651,7 @@ public final class ClusterModel {
         for (DeviceAnnotations.Device d : devices) {
             int idx = indexOf(n, d.uuid());
             if (idx < 0) {
-                report(pod, "holds GPU " + d.uuid() + " which node " + node + " does not have", false, now);
+                report(pod, Status.error(POD_REQUEST, "holds GPU " + d.uuid() + " which node " + node + " does not have"), now);
                 return;
             }
             grants.add(whole ? new GpuGrant(nodeId, idx, GpuShare.WHOLE, n.memoryCapacityMib(), true)
@@ -643,7 +663,7 @@ public final class ClusterModel {
         SubmitResult r = engine.restoreRunning(job(key, pod, effective, 1), new Allocation(key, List.of(grants)), boundAtMs(pod), now);
         if (!r.accepted()) {
             engine.forget(key);
-            report(pod, "its recorded GPUs cannot be taken back: " + r.reason(), false, now);
+            report(pod, r.status().within("its recorded GPUs cannot be taken back: "), now);
             LOG.warning("pod " + key + ": " + r.reason());
             return;
         }
@@ -665,26 +685,32 @@ public final class ClusterModel {
         for (JobState j : engine.pendingJobs()) {
             String why = j.waitReason();
             if (why == null) continue;
+            Status status = j.waitStatus() != null ? j.waitStatus() : Status.unschedulable(QUEUE, Resource.NONE, why);
             for (String key : podsOfJob.getOrDefault(j.id(), List.of())) {
                 Pod p = pods.get(key);
-                if (p != null) reportWait(p, why, now);
+                if (p != null) reportWait(p, why, status, now);
             }
         }
     }
 
     /** The engine's reason a queued pod waits: it changes with every round, so at most one report per interval. */
-    private void reportWait(Pod pod, String reason, long now) {
+    private void reportWait(Pod pod, String reason, Status status, long now) {
         Long at = reportedAt.get(Pods.key(pod));
         if (at != null && now - at < WAIT_REPORT_INTERVAL_MS) return;
-        if (report(pod, reason, false, now)) reportedAt.put(Pods.key(pod), now);
+        if (report(pod, reason, status, now)) reportedAt.put(Pods.key(pod), now);
     }
 
-    private boolean report(Pod pod, String message, boolean impossible, long now) {
+    private boolean report(Pod pod, Status status, long now) {
+        return report(pod, status.message(), status, now);
+    }
+
+    /** Reports the pod's refusal, told as {@code message} (a wait reason adds "waits: " to its status). */
+    private boolean report(Pod pod, String message, Status status, long now) {
         String key = Pods.key(pod);
         String text = "gpupool: " + message;
         if (text.equals(reported.get(key))) return false;
         reported.put(key, text);
-        reports.add(new Report(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), text, impossible));
+        reports.add(new Report(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), text, status));
         return true;
     }
 }

@@ -10,6 +10,8 @@ import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.engine.placement.ReplicaDemand;
 import io.gpupool.engine.state.NodeState;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Status;
 
 import java.util.HashMap;
 import java.util.List;
@@ -35,14 +37,21 @@ final class KubeNodeFilter implements FilterPlugin {
 
     void clear() { podOfJob.clear(); }
 
-    @Override public String name() { return "kubernetes"; }
+    static final String NAME = "kubernetes";
 
+    @Override public String name() { return NAME; }
+
+    /**
+     * A node the pod's selector, affinity or tolerations rule out never takes it ({@code UNRESOLVABLE}, as
+     * kube-scheduler's NodeAffinity and TaintToleration say): preempting pods there cannot help.
+     */
     @Override
-    public String filter(CycleState cycle, ReplicaDemand demand, NodeState n) {
+    public Status filter(CycleState cycle, ReplicaDemand demand, NodeState n) {
         Pod pod = podOfJob.get(cycle.job().id());
         Node node = nodes.get(n.name());
         if (pod == null || node == null) return null;
-        return check(pod, node);
+        String why = check(pod, node);
+        return why == null ? null : Status.unresolvable(NAME, Resource.NONE, why);
     }
 
     /** Null when the pod may run on the node, else why not. */

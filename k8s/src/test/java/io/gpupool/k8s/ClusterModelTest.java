@@ -1,5 +1,8 @@
 package io.gpupool.k8s;
 
+import io.gpupool.engine.status.Status;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Code;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.gpupool.model.GpuCatalog;
@@ -32,6 +35,8 @@ class ClusterModelTest {
     final Map<String, Pod> api = new HashMap<>();
     /** Condition writes made but not yet seen by the model, in the order the API answers them. */
     final Deque<ClusterModel.Report> writes = new ArrayDeque<>();
+    /** The report each pod's PodScheduled condition was last written from. */
+    final Map<String, ClusterModel.Report> written = new HashMap<>();
     int created;
 
     /** The pod as the API server creates it: a uid and a creation time, later for each pod. */
@@ -58,6 +63,7 @@ class ClusterModelTest {
     private void answer(String name) {
         ClusterModel.Report r = writes.stream().filter(w -> w.name().equals(name)).findFirst().orElseThrow();
         writes.remove(r);
+        written.put(name, r);
         String key = r.namespace() + "/" + r.name();
         Pod updated = new PodBuilder(api.get(key)).editOrNewStatus().withConditions(List.of()).addNewCondition()
                 .withType("PodScheduled").withStatus("False").withReason("Unschedulable").withMessage(r.message()).endCondition()
@@ -76,10 +82,14 @@ class ClusterModelTest {
         }
     }
 
-    private String condition(String name) {
+    /** The refusal the pod's PodScheduled condition tells. */
+    private Status condition(String name) {
         Pod p = api.get("ml/" + name);
-        if (p.getStatus() == null) return "";
-        return p.getStatus().getConditions().stream().filter(c -> c.getType().equals("PodScheduled")).findFirst().orElseThrow().getMessage();
+        ClusterModel.Report r = written.get(name);
+        assertThat(r).as("a condition on " + name).isNotNull();
+        String shown = p.getStatus().getConditions().stream().filter(c -> c.getType().equals("PodScheduled")).findFirst().orElseThrow().getMessage();
+        assertThat(shown).as("the condition is the report's").isEqualTo(r.message());
+        return r.status();
     }
 
     @ParameterizedTest(name = "the write on {0} answered first")
@@ -90,12 +100,15 @@ class ClusterModelTest {
         create(gangMember("ml", "w0", "train", 3, 4));
         create(gangMember("ml", "w1", "train", 3, 4));
         answerAll("w0");
-        assertThat(condition("w1")).contains("2 of 3 members");
+        assertThat(condition("w1")).extracting(Status::code, Status::plugin).containsExactly(Code.UNSCHEDULABLE, ClusterModel.GANG);
         // the third member makes the gang whole: 3 replicas of 4 GPUs cannot fit two 4-GPU nodes
         create(gangMember("ml", "w2", "train", 3, 4));
         // the refusal's condition writes come back as updates, in any order
         answerAll(answeredFirst);
-        for (String n : List.of("w0", "w1", "w2")) assertThat(condition(n)).as(n).contains("at most 2 such replicas");
+        for (String n : List.of("w0", "w1", "w2")) {
+            assertThat(condition(n)).as(n).extracting(Status::code, Status::plugin, Status::resource, Status::requested, Status::capacity)
+                    .containsExactly(Code.UNRESOLVABLE, Status.FEASIBILITY, Resource.NODES, 3L, 2L);
+        }
         assertThat(model.engine().runningJobs()).isEmpty();
 
         model.setNode(gfdNode("n3", "NVIDIA-A100-SXM4-80GB", 4, 81920));
@@ -104,6 +117,24 @@ class ClusterModelTest {
         assertThat(bound).extracting(ClusterModel.Decision::node).containsExactlyInAnyOrder("n1", "n2", "n3");
         // the rebuild admitted the members one by one, but none is told it waits once the gang is placed
         assertThat(writes).isEmpty();
+    }
+
+    @Test
+    void theExtendersFilterTellsNodesThatMayTakeThePodLaterFromNodesThatNeverCan() {
+        model.setNode(gfdNode("a100", "NVIDIA-A100-SXM4-80GB", 4, 81920));
+        model.setNode(KubeFixtures.hamiNode("t4", "NVIDIA-Tesla T4", 4, 15360));
+        Map<String, String> a100Only = Map.of(KubeNames.USE_GPU_TYPE, "A100-80GB");
+        create(KubeFixtures.pod("ml", "hog", Map.of("nvidia.com/gpu", "3"), a100Only));
+        assertThat(model.engine().runningJobs()).as("hog holds 3 of the A100 node's 4 GPUs: %s", writes).hasSize(1);
+        Pod p = withMeta(KubeFixtures.pod("ml", "p", Map.of("nvidia.com/gpu", "2"), a100Only));
+        ClusterModel.FilterOutcome f = model.filter(p, List.of("a100", "t4", "cpu-only"));
+        assertThat(f.passed()).isEmpty();
+        // the A100 node lacks free GPUs now: preempting there could help
+        assertThat(f.failed()).containsOnlyKeys("a100");
+        // a T4 is never allowed, a node gpupool knows no GPUs of never holds one
+        assertThat(f.unresolvable()).containsOnlyKeys("t4", "cpu-only");
+        Pod any = withMeta(wholeGpus("ml", "any", 2));
+        assertThat(model.filter(any, List.of("a100", "t4")).passed()).containsExactly("t4");
     }
 
     @Test

@@ -168,10 +168,25 @@ class ApiTest {
 
         Reply never = s.post("/api/v1/jobs", t, job(1, "gpuTypes", List.of("A10"), "cpuMilli", 9000));
         assertThat(never.status()).as("no A10 node has 9 CPUs").isEqualTo(422);
+        assertThat(never.text("field")).isEqualTo("cpuMilli");
         assertThat(s.post("/api/v1/jobs", t, job(1, "cpuMilli", -1)).text("field")).isEqualTo("cpuMilli");
         assertThat(s.post("/api/v1/jobs", t, job(1, "hostMemMib", "lots")).status()).isEqualTo(400);
         assertThat(s.get("/api/v1/jobs/" + b, t).body().path("cpuMilli").asLong()).isEqualTo(6000);
         assertThat(s.get("/api/v1/jobs/" + b, t).body().path("hostMemMib").asLong()).isZero();
+    }
+
+    @Test
+    void a_pool_without_nodes_refuses_a_job_saying_so_and_takes_it_once_a_node_joins(@TempDir Path other) throws Exception {
+        try (TestServer empty = TestServer.start(TestServer.options(other).withCluster(null))) {
+            String t = empty.tenantWithToken("early", 1);
+            Reply r = empty.post("/api/v1/jobs", t, job(1));
+            assertThat(r.status()).isEqualTo(422);
+            assertThat(r.body().path("field").isNull()).as("no field of the request is at fault: %s", r.body()).isTrue();
+            assertThat(r.text("rule")).contains("the pool has no nodes");
+            String joiner = empty.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
+            new TestNode(empty.base, joiner, "first-node", "1xT4").register();
+            assertThat(empty.post("/api/v1/jobs", t, job(1)).status()).isEqualTo(201);
+        }
     }
 
     @Test
@@ -180,6 +195,11 @@ class ApiTest {
         record Case(Object body, int status, String field) {}
         List<Case> cases = List.of(
                 new Case(job(64, "gpuTypes", List.of("T4")), 422, "numGpus"),
+                // jobs that can never run on this pool: the field that asks for more than any node has
+                new Case(job(1, "gpuMilli", 500, "gpuMemMib", 200_000), 422, "gpuMemMib"),
+                new Case(job(16, "gpusPerReplica", 16), 422, "gpusPerReplica"),
+                new Case(job(2, "gpuTypes", List.of("T4"), "requireNvlink", true), 422, "requireNvlink"),
+                new Case(job(1, "hostMemMib", 60_000_000), 422, "hostMemMib"),
                 new Case(job(1, "gpuTypes", List.of("Z80")), 422, "gpuTypes[0]"),
                 new Case(Map.of("numGpus", 1), 422, "command"),
                 new Case(job(1, "command", List.of()), 422, "command"),

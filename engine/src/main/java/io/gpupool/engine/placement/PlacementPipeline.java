@@ -1,17 +1,23 @@
 package io.gpupool.engine.placement;
 
+import io.gpupool.engine.placement.plugins.Filters;
 import io.gpupool.engine.placement.plugins.GivenGpus;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
+import io.gpupool.engine.status.Code;
+import io.gpupool.engine.status.NodeCount;
+import io.gpupool.engine.status.NodeTally;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Status;
+import io.gpupool.model.GpuShare;
 import io.gpupool.model.JobSpec;
 
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.IntPredicate;
 
 /**
@@ -91,8 +97,7 @@ public final class PlacementPipeline {
             if (choice.node < 0) {
                 cluster.rollback(mark);
                 String which = job.shape().replicas() > 1 ? "replica " + (r + 1) + "/" + job.shape().replicas() + " (" + demand + ")" : demand.toString();
-                String cordoned = cluster.cordonedNodes() > 0 ? "; " + cluster.cordonedNodes() + " node" + (cluster.cordonedNodes() == 1 ? "" : "s") + " cordoned" : "";
-                return PlacementResult.failed("no node can hold " + which + ": " + choice.reasons(demand) + cordoned);
+                return PlacementResult.failed(unplaced(which, demand, choice.refusals, cluster.cordonedNodes()));
             }
             replicas.add(grant(cycle, demand, cluster.node(choice.node), choice.gpus));
             nodes.add(choice.node);
@@ -115,12 +120,12 @@ public final class PlacementPipeline {
         int mark = cluster.checkpoint();
         List<List<GpuGrant>> replicas = new ArrayList<>(job.shape().replicas());
         for (int r = 0; r < job.shape().replicas(); r++) {
-            String why = filterNode(cycle, demand, n);
+            Status why = filterNode(cycle, demand, n);
             int[] gpus = why == null ? gpuPolicy.select(cycle, demand, n) : null;
             if (gpus == null) {
                 cluster.rollback(mark);
                 cycle.gangNodes.clear();
-                return PlacementResult.failed("node " + n.name() + " cannot hold " + demand + ": " + (why != null ? why : noGpuReason(demand)));
+                return PlacementResult.failed((why != null ? why : noGpuStatus(cycle, demand, n)).within("node " + n.name() + " cannot hold " + demand + ": "));
             }
             replicas.add(grant(cycle, demand, n, gpus));
         }
@@ -142,7 +147,7 @@ public final class PlacementPipeline {
         ReplicaDemand demand = ReplicaDemand.of(job);
         int count = job.shape().replicas();
         if (proposed.replicas().size() != count) {
-            return PlacementResult.failed("job " + job.id() + " has " + count + " replicas, the placement gives " + proposed.replicas().size());
+            return PlacementResult.failed(Status.error(Status.PLACEMENT, "job " + job.id() + " has " + count + " replicas, the placement gives " + proposed.replicas().size()));
         }
         int mark = cluster.checkpoint();
         List<List<GpuGrant>> replicas = new ArrayList<>(count);
@@ -150,10 +155,10 @@ public final class PlacementPipeline {
             List<GpuGrant> given = proposed.replicas().get(r);
             int at = proposed.nodeOf(r);
             NodeState n = at < 0 || at >= cluster.nodeCount() ? null : cluster.node(at);
-            String why = n == null ? "names no node of this pool" : null;
+            Status why = n == null ? Status.error(Status.PLACEMENT, "names no node of this pool") : null;
             int[] gpus = new int[given.size()];
             for (int i = 0; i < gpus.length && why == null; i++) {
-                if (given.get(i).node() != n.id()) why = "spans nodes";
+                if (given.get(i).node() != n.id()) why = Status.error(Status.PLACEMENT, "spans nodes");
                 gpus[i] = given.get(i).gpu();
             }
             if (why == null) why = filterNode(cycle, demand, n);
@@ -161,8 +166,8 @@ public final class PlacementPipeline {
             if (why != null) {
                 cluster.rollback(mark);
                 cycle.gangNodes.clear();
-                return PlacementResult.failed("job " + job.id() + " replica " + (r + 1) + "/" + count
-                        + (n == null ? "" : " on " + n.name()) + ": " + why);
+                return PlacementResult.failed(why.within("job " + job.id() + " replica " + (r + 1) + "/" + count
+                        + (n == null ? "" : " on " + n.name()) + ": "));
             }
             replicas.add(grant(cycle, demand, n, gpus));
         }
@@ -172,12 +177,15 @@ public final class PlacementPipeline {
         return PlacementResult.placed(new Allocation(job.id(), replicas, job.host(), proposed.replicaNodes()));
     }
 
-    /** Whether one replica of the job fits on the node now: null when it does, else the reason. */
-    public String filterNode(CycleState cycle, NodeState node) {
+    /**
+     * Whether one replica of the job fits on the node now: null when it does, else why not (its code tells a
+     * node that could take it later from one that never can).
+     */
+    public Status filterNode(CycleState cycle, NodeState node) {
         ReplicaDemand demand = ReplicaDemand.of(cycle.job());
-        String why = filterNode(cycle, demand, node);
+        Status why = filterNode(cycle, demand, node);
         if (why != null) return why;
-        return gpuPolicy.select(cycle, demand, node) == null ? noGpuReason(demand) : null;
+        return gpuPolicy.select(cycle, demand, node) == null ? noGpuStatus(cycle, demand, node) : null;
     }
 
     /**
@@ -195,16 +203,60 @@ public final class PlacementPipeline {
         return weightedScores(cycle, demand, nodes, choices);
     }
 
-    private String filterNode(CycleState cycle, ReplicaDemand demand, NodeState n) {
+    private Status filterNode(CycleState cycle, ReplicaDemand demand, NodeState n) {
         for (FilterPlugin f : filters) {
-            String why = f.filter(cycle, demand, n);
+            Status why = f.filter(cycle, demand, n);
             if (why != null) return why;
         }
         return null;
     }
 
-    private static String noGpuReason(ReplicaDemand demand) {
-        return demand.exclusive() ? "without a fitting GPU set (NVLink or reserved GPUs)" : "without a GPU that has the memory";
+    /**
+     * The GPU policy found no GPUs on a node that passed the filters: for whole GPUs, none that keep to the NVLink
+     * rule or avoid reserved GPUs; for a share, no GPU with the compute that also has the memory (and a task slot).
+     */
+    private static Status noGpuStatus(CycleState cycle, ReplicaDemand demand, NodeState n) {
+        if (demand.exclusive()) {
+            Resource r = demand.requireNvlink() && demand.gpus() > 1 ? Resource.NVLINK : Resource.GPUS;
+            long free = r == Resource.NVLINK ? n.maxIdleInNvlinkDomain() : n.fullyFreeGpus();
+            return Status.insufficient(Status.GPU_POLICY, r, demand.gpus(), free, n.gpuCount(), "without a fitting GPU set (NVLink or reserved GPUs)");
+        }
+        long most = 0;
+        for (int g = 0; g < n.gpuCount(); g++) {
+            if (n.canShare(g) && n.freeMilli(g) >= demand.milli() && !cycle.excluded(n.id(), g)) most = Math.max(most, n.freeMemoryMib(g));
+        }
+        return Status.insufficient(Status.GPU_POLICY, Resource.GPU_MEMORY, demand.memoryOn(n.model(), n.memoryCapacityMib()), most,
+                n.memoryCapacityMib(), "without a GPU that has the memory");
+    }
+
+    /**
+     * No node could hold a replica: the status of the reason most visited nodes gave or, when the capacity index
+     * offered no node at all, the capacity the replica asks for; its counts per reason end with the cordoned nodes
+     * (the index never offers them).
+     */
+    private static Status unplaced(String which, ReplicaDemand demand, NodeTally refusals, int cordoned) {
+        List<NodeCount> counts = new ArrayList<>(refusals.counts());
+        NodeCount top = refusals.dominant();
+        String told;
+        Status s;
+        if (top == null) {
+            boolean nvlink = demand.exclusive() && demand.requireNvlink() && demand.gpus() > 1;
+            told = "no node of an allowed GPU model has that much free capacity" + (nvlink ? " inside one NVLink domain" : "");
+            s = !demand.exclusive()
+                    ? Status.insufficient(Filters.CapacityFilter.NAME, Resource.GPU_COMPUTE, demand.milli(), Status.UNKNOWN, GpuShare.WHOLE, told)
+                    : Status.insufficient(Filters.CapacityFilter.NAME, nvlink ? Resource.NVLINK : demand.gpus() == 0 ? Resource.NODES : Resource.GPUS,
+                    demand.gpus(), Status.UNKNOWN, Status.UNKNOWN, told);
+        } else {
+            told = NodeTally.render(counts);
+            s = top.reason();
+        }
+        if (cordoned > 0) {
+            NodeCount c = new NodeCount(Status.unschedulable(Filters.HealthFilter.NAME, Resource.NONE, "cordoned"), cordoned);
+            counts.add(c);
+            told += "; " + NodeTally.render(List.of(c));
+        }
+        return new Status(Code.UNSCHEDULABLE, s.plugin(), s.resource(), s.requested(), s.free(), s.capacity(), counts,
+                "no node can hold " + which + ": " + told);
     }
 
     private List<GpuGrant> grant(CycleState cycle, ReplicaDemand demand, NodeState n, int[] gpus) {
@@ -219,31 +271,21 @@ public final class PlacementPipeline {
         return grants;
     }
 
-    private record ReplicaChoice(int node, int[] gpus, Map<String, Integer> reasonCounts, int visited) {
-        String reasons(ReplicaDemand demand) {
-            if (reasonCounts.isEmpty()) {
-                return "no node of an allowed GPU model has that much free capacity"
-                        + (demand.exclusive() && demand.requireNvlink() && demand.gpus() > 1 ? " inside one NVLink domain" : "");
-            }
-            StringBuilder sb = new StringBuilder();
-            reasonCounts.forEach((k, v) -> sb.append(sb.isEmpty() ? "" : "; ").append(v).append(" node").append(v == 1 ? "" : "s").append(' ').append(k));
-            return sb.toString();
-        }
-    }
+    private record ReplicaChoice(int node, int[] gpus, NodeTally refusals, int visited) {}
 
     private ReplicaChoice bestNode(CycleState cycle, ReplicaDemand demand, Collection<String> models) {
         ClusterState cluster = cycle.cluster();
         int limit = config.candidateLimit() == 0 ? Integer.MAX_VALUE : config.candidateLimit();
         List<Integer> nodes = new ArrayList<>();
         List<int[]> choices = new ArrayList<>();
-        Map<String, Integer> reasons = new TreeMap<>();
+        NodeTally reasons = new NodeTally();
         IntPredicate visit = id -> {
             NodeState n = cluster.node(id);
-            String why = filterNode(cycle, demand, n);
-            if (why != null) { reasons.merge(why, 1, Integer::sum); return true; }
+            Status why = filterNode(cycle, demand, n);
+            if (why != null) { reasons.add(why); return true; }
             int[] gpus = gpuPolicy.select(cycle, demand, n);
             if (gpus == null) {
-                reasons.merge(noGpuReason(demand), 1, Integer::sum);
+                reasons.add(noGpuStatus(cycle, demand, n));
                 return true;
             }
             nodes.add(id);

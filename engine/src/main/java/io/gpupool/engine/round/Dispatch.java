@@ -9,6 +9,7 @@ import io.gpupool.engine.policy.BlockingMode;
 import io.gpupool.engine.policy.JobQueue;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.PolicyTraits;
+import io.gpupool.engine.status.Status;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,7 +38,7 @@ final class Dispatch {
     private final long nowMs;
     private final List<String> started;
     private final List<String> preempted = new ArrayList<>();
-    private final Map<String, String> failedShapes = new HashMap<>();
+    private final Map<String, Status> failedShapes = new HashMap<>();
     private final Set<String> noVictims = new HashSet<>();
     private PreemptionPlanner planner;
     private EasyReservation reservation;
@@ -62,10 +63,10 @@ final class Dispatch {
                 r.jobs.unreached("waits: every GPU is in use");
                 break;
             }
-            String why = r.jobs.quotaReason(job);
-            if (why == null) why = r.policy.admission().admit(ctx, job);
+            Status why = r.jobs.quotaReason(job);
+            if (why == null) why = Status.admission(r.policy.admission().admit(ctx, job));
             if (why != null) {
-                r.jobs.waits(job, "waits: " + why);
+                r.jobs.waits(job, why);
                 continue;
             }
             if (reservation != null) {
@@ -77,7 +78,7 @@ final class Dispatch {
                 continue;
             }
             String shape = job.shapeKey();
-            String reason = failedShapes.get(shape);
+            Status reason = failedShapes.get(shape);
             if (reason == null) reason = r.failures.knownFailure(r.cluster, shape);
             if (reason == null) {
                 PlacementResult p = r.pipeline.place(cycle(job, null), true);
@@ -85,19 +86,19 @@ final class Dispatch {
                     start(job, p);
                     continue;
                 }
-                reason = p.reason();
+                reason = p.status();
                 failedShapes.put(shape, reason);
                 if (r.pipeline.dependsOnlyOnClusterState()) r.failures.remember(r.cluster, shape, reason);
             }
             if (preemptFor(job, shape)) continue;
-            r.jobs.waits(job, "waits: " + reason);
+            r.jobs.waits(job, reason);
             if (traits.blocking() == BlockingMode.STRICT) {
                 r.jobs.unreached("queued behind " + job.id() + " (strict FCFS)");
                 break;
             } else if (traits.blocking() == BlockingMode.BACKFILL) {
                 reservation = EasyReservation.reserve(ctx, job, r.jobs.running(), r.pipeline, r.profile);
                 if (reservation != null) {
-                    r.jobs.waits(job, "waits: GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); " + reason);
+                    r.jobs.waits(job, reason.within("GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); "));
                 }
             }
         }
@@ -111,7 +112,7 @@ final class Dispatch {
         if (p.ok()) {
             start(job, p);
         } else {
-            r.jobs.waits(job, "waits: cannot backfill without delaying " + reservation.jobId() + ": " + p.reason());
+            r.jobs.waits(job, Status.backfill(reservation.jobId(), p.status()));
         }
     }
 
@@ -132,7 +133,7 @@ final class Dispatch {
         for (JobState v : victims) {
             r.jobs.requeue(v, nowMs);
             r.jobs.hold(v, r.preemptedHold);
-            r.jobs.waits(v, "preempted for " + job.id());
+            r.jobs.note(v, "preempted for " + job.id());
             preempted.add(v.id());
             queue.requeue(v);
         }

@@ -1,6 +1,7 @@
 package io.gpupool.engine.round;
 
 import io.gpupool.engine.state.ClusterState;
+import io.gpupool.engine.status.Status;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -11,15 +12,15 @@ import java.util.Map;
  * where only arrivals happen). Only for a pipeline whose answers depend on the cluster state alone.
  */
 final class FailureMemo {
-    private final Map<String, String> blockedShapes = new HashMap<>();
+    private final Map<String, Status> blockedShapes = new HashMap<>();
     private long blockedAtVersion = -1;
 
     /** Why a job of this shape cannot be placed, if it already failed with the cluster in its current state. */
-    String knownFailure(ClusterState cluster, String shape) {
+    Status knownFailure(ClusterState cluster, String shape) {
         return cluster.version() == blockedAtVersion ? blockedShapes.get(shape) : null;
     }
 
-    void remember(ClusterState cluster, String shape, String reason) {
+    void remember(ClusterState cluster, String shape, Status reason) {
         if (cluster.version() != blockedAtVersion) {
             blockedShapes.clear();
             blockedAtVersion = cluster.version();

@@ -2,6 +2,7 @@ package io.gpupool.engine.round;
 
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.state.Allocation;
+import io.gpupool.engine.status.Status;
 
 import java.util.Collection;
 
@@ -13,7 +14,7 @@ public interface RoundJobs {
     Collection<JobState> running();
 
     /** Why the tenant's hard limit keeps the job from starting now, or null. */
-    String quotaReason(JobState job);
+    Status quotaReason(JobState job);
 
     /** Starts a pending job with GPUs the pipeline has just bound to it. */
     void start(JobState job, Allocation allocation, long nowMs);
@@ -24,8 +25,11 @@ public interface RoundJobs {
     /** Keeps a pending job out of placement with this reason until the driver releases it (null: no hold). */
     void hold(JobState job, String reason);
 
-    /** Records why the job waits, as this round sees it. */
-    void waits(JobState job, String reason);
+    /** Records why the job waits, as this round sees it: a refusal. */
+    void waits(JobState job, Status why);
+
+    /** Records why the job waits when no plugin refused it (e.g. "preempted for j7"). */
+    void note(JobState job, String note);
 
     /** A full round begins: every pending job gets this round's reason, or the one {@link #unreached} sets. */
     void beginFullRound();

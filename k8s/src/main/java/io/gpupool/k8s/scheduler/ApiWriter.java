@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.gpupool.engine.status.Code;
 import io.gpupool.k8s.ClusterModel.Decision;
 import io.gpupool.k8s.ClusterModel.Eviction;
 import io.gpupool.k8s.ClusterModel.Report;
@@ -110,13 +111,18 @@ public final class ApiWriter {
                 if (p.getStatus() != null && p.getStatus().getConditions() != null) {
                     p.getStatus().getConditions().stream().filter(c -> !"PodScheduled".equals(c.getType())).forEach(conditions::add);
                 }
-                conditions.add(new PodConditionBuilder().withType("PodScheduled").withStatus("False").withReason("Unschedulable")
+                conditions.add(new PodConditionBuilder().withType("PodScheduled").withStatus("False").withReason(conditionReason(r))
                         .withMessage(r.message()).withLastTransitionTime(Instant.now().toString()).build());
                 return new PodBuilder(p).editOrNewStatus().withConditions(conditions).endStatus().build();
             });
         } catch (KubernetesClientException e) {
             // the pod went away meanwhile: nothing to explain any more
         }
+    }
+
+    /** kube-scheduler's PodScheduled reasons: SchedulerError for an inconsistency, Unschedulable for every refusal. */
+    static String conditionReason(Report r) {
+        return r.status().code() == Code.ERROR ? "SchedulerError" : "Unschedulable";
     }
 
     public void evict(Eviction e) {

@@ -1,5 +1,8 @@
 package io.gpupool.k8s.scheduler;
 
+import io.gpupool.engine.status.Status;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Code;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
@@ -149,8 +152,8 @@ class SecondarySchedulerTest {
         for (int i = 0; i < 4; i++) create(shared("inf", "p" + i, 6000, 20));
         // 15360 MiB holds two 6000 MiB shares, not three
         await("two shares bound", WAIT_MS, () -> s.bound() == 2);
-        await("the others told why they wait", WAIT_MS, () -> List.of("p0", "p1", "p2", "p3").stream()
-                .filter(n -> !isBound("inf", n)).allMatch(n -> conditionMessage(get("inf", n)).contains("without a GPU that has the memory")));
+        await("the others told why they wait", WAIT_MS, () -> List.of("p0", "p1", "p2", "p3").stream().filter(n -> !isBound("inf", n))
+                .allMatch(n -> !conditionMessage(get("inf", n)).isEmpty() && waits(s, "inf/" + n, Resource.GPU_MEMORY)));
         List<Pod> boundPods = client.pods().inNamespace("inf").list().getItems().stream().filter(p -> p.getSpec().getNodeName() != null).toList();
         assertThat(boundPods).hasSize(2);
         long memory = boundPods.stream().flatMap(p -> devices(p).stream()).mapToLong(DeviceAnnotations.Device::memoryMib).sum();
@@ -169,7 +172,7 @@ class SecondarySchedulerTest {
         create(wholeGpus("ml", "blocker", 1));
         await("blocker bound", WAIT_MS, () -> isBound("ml", "blocker"));
         for (int i = 0; i < 3; i++) create(gangMember("ml", "w" + i, "train", 3, 4));
-        await("the gang told why it waits", WAIT_MS, () -> conditionMessage(get("ml", "w0")).contains("replica 3/3"));
+        await("the gang told why it waits", WAIT_MS, () -> !conditionMessage(get("ml", "w0")).isEmpty() && waits(s, "gang:ml/train", Resource.GPUS));
         assertThat(List.of("w0", "w1", "w2")).noneMatch(n -> isBound("ml", n));
         assertThat((int) s.inspect(m -> m.engine().runningJobs().size())).isEqualTo(1);
         client.pods().inNamespace("ml").withName("blocker").delete();
@@ -190,11 +193,20 @@ class SecondarySchedulerTest {
         create(wholeGpus("vision-dev", "b", 2));
         create(wholeGpus("other", "c", 2));
         await("c bound", WAIT_MS, () -> isBound("other", "c"));
-        await("b told its tenant is at its limit", WAIT_MS, () -> conditionMessage(get("vision-dev", "b")).contains("tenant vision holds 3 of its limit of 4"));
+        await("b told its tenant is at its limit", WAIT_MS, () -> !conditionMessage(get("vision-dev", "b")).isEmpty() && waits(s, "vision-dev/b", Resource.GPU_COMPUTE));
+        // 2 GPUs asked, 1 left of the tenant's 4 (in thousandths of a GPU)
+        Status quota = s.inspect(m -> m.engine().job("vision-dev/b").waitStatus());
+        assertThat(quota).extracting(Status::plugin, Status::requested, Status::free, Status::capacity).containsExactly(Status.QUOTA, 2000L, 1000L, 4000L);
         assertThat(isBound("vision-dev", "b")).isFalse();
         assertThat(get("vision", "a").getMetadata().getAnnotations()).containsEntry(KubeNames.TENANT, "vision");
         client.pods().inNamespace("vision").withName("a").delete();
         await("b bound once a left", WAIT_MS, () -> isBound("vision-dev", "b") && s.bound() == 3);
+    }
+
+    /** Whether the engine's job waits, refused for now for want of this resource. */
+    private static boolean waits(SecondaryScheduler s, String jobId, Resource resource) {
+        Status why = s.inspect(m -> m.engine().job(jobId) == null ? null : m.engine().job(jobId).waitStatus());
+        return why != null && why.code() == Code.UNSCHEDULABLE && why.resource() == resource;
     }
 
     private static String conditionMessage(Pod p) {

@@ -5,6 +5,8 @@ import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.engine.placement.ReplicaDemand;
 import io.gpupool.engine.state.NodeState;
+import io.gpupool.engine.status.Resource;
+import io.gpupool.engine.status.Status;
 
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -31,20 +33,24 @@ final class AccountFilter implements FilterPlugin {
         this.tenantAllowsSharedAccount = tenantAllowsSharedAccount;
     }
 
-    @Override
-    public String name() {
-        return "accounts";
-    }
+    static final String NAME = "accounts";
 
     @Override
-    public String filter(CycleState cycle, ReplicaDemand demand, NodeState node) {
+    public String name() {
+        return NAME;
+    }
+
+    /** Refusals are for now: an agent restarted as root, or an account created on the node, lifts them. */
+    @Override
+    public Status filter(CycleState cycle, ReplicaDemand demand, NodeState node) {
         AccountIsolation a = nodeAccounts.apply(node.name());
         if (a == null) return null;
         if (!a.switches()) {
-            return tenantAllowsSharedAccount.test(cycle.job().tenant()) ? null : "runs every job as its agent's account (tenant does not allow that)";
+            return tenantAllowsSharedAccount.test(cycle.job().tenant()) ? null
+                    : Status.unschedulable(NAME, Resource.NONE, "runs every job as its agent's account (tenant does not allow that)");
         }
         if (a.missing().isEmpty()) return null;
         String account = accountOfJob.apply(cycle.job().id());
-        return account != null && a.missing().contains(account) ? "job's Unix account missing there" : null;
+        return account != null && a.missing().contains(account) ? Status.unschedulable(NAME, Resource.NONE, "job's Unix account missing there") : null;
     }
 }

@@ -60,7 +60,7 @@ final class JobLifecycle {
         if (!r.accepted()) {
             pool.engine.forget(id);
             pool.listener.rejected(tenant);
-            throw ServiceException.invalid("numGpus", "the job can never run on this pool: " + r.reason());
+            throw NeverRuns.error(r.status(), request);
         }
         JobRow row = new JobRow(seq, id, tenant, idempotencyKey, request.toJson(), "PENDING", now, null, null, 0, null, null);
         ActiveJob a = new ActiveJob(row, request, pool.writes.commitOfThisIteration());

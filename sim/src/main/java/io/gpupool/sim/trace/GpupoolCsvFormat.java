@@ -106,7 +106,7 @@ public final class GpupoolCsvFormat implements TraceFormat {
         try {
             return new TraceJob(b.build(), Math.max(1, Math.round(durationSec * 1000)));
         } catch (SpecException e) {
-            throw row.error(e.field(), e.getMessage().replaceFirst("^job [^:]*: (field '[^']*': )?", ""));
+            throw row.error(e.field(), e.rule());
         }
     }
 }

@@ -53,7 +53,7 @@ public final class OpenbNodeList {
                 try {
                     nodes.add(new NodeSpec(sn, devices, cpu, mem, GpuCatalog.defaultNvlinkDomains(model, gpus), 1.0, SPLIT_COUNT, Map.of()));
                 } catch (SpecException e) {
-                    throw row.error(e.field(), e.getMessage());
+                    throw row.error(e.field(), e.rule());
                 }
             }
         }
@@ -61,7 +61,7 @@ public final class OpenbNodeList {
         try {
             return new ClusterSpec(nodes);
         } catch (SpecException e) {
-            throw new SpecException(name, e.field(), e.getMessage());
+            throw new SpecException(name, e.field(), (e.where() != null ? e.where() + ": " : "") + e.rule());
         }
     }
 }

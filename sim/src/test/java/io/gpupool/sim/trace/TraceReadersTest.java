@@ -92,6 +92,18 @@ class TraceReadersTest {
     }
 
     @Test
+    void aRuleTheJobItselfEnforcesIsToldAtTheRowWithItsFieldAndRule() {
+        // a row the format passes but the job refuses (no GPU and no host request): restated at file:line, not nested
+        Row row = new Row("t.csv", 7, Row.split("a,0,10,0"), new Columns("job_id,submit_time,duration,num_gpus", "t.csv:1"));
+        assertThatThrownBy(() -> GpupoolCsvFormat.build(row, io.gpupool.model.JobSpec.builder("a").shape(new io.gpupool.model.GangShape(1, 0)), 10))
+                .isInstanceOfSatisfying(SpecException.class, e -> {
+                    assertThat(e.where()).isEqualTo("t.csv:7");
+                    assertThat(e.field()).isEqualTo("num_gpus");
+                    assertThat(e.rule()).doesNotContain("job a").doesNotContain("field '");
+                });
+    }
+
+    @Test
     void aMissingColumnOrAnEmptyFileNamesTheHeader() throws IOException {
         Path p = file("h.csv", "job_id,submit,duration,num_gpus", "a,0,10,1");
         assertThatThrownBy(() -> open(p, "gpupool", false))
