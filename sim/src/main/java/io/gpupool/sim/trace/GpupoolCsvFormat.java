@@ -11,7 +11,7 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 
 /**
- * The gpupool trace CSV of DESIGN.md: {@code job_id,submit_time,duration,num_gpus} (seconds) and optional
+ * The gpupool trace CSV (docs/contracts.md): {@code job_id,submit_time,duration,num_gpus} (seconds) and optional
  * {@code gpu_milli, gpu_mem_mib, gpu_type (A|B), tenant, user, priority, name}, plus gpupool's own
  * {@code replicas, preemptible, estimate} (seconds), and {@code model_params, model_mode, model_precision}: a job that
  * names its model (e.g. 7B, train, bf16) but gives no {@code gpu_mem_mib} gets its GPU memory from the sizing

@@ -10,7 +10,7 @@ import java.util.SplittableRandom;
 
 /**
  * A seeded synthetic workload shaped like the published statistics of production GPU clusters (Helios,
- * SC'21: {@code ../shared/traces/helios/helios_cluster_summary.csv}; Philly). Generated lazily in submit
+ * SC'21, its cluster summary table, see docs/traces.md; Philly). Generated lazily in submit
  * order, so a million-job trace costs no memory; the same seed always gives the same jobs.
  * <ul>
  *   <li><b>GPUs per job</b>: 1 (70%), 2 (10%), 4 (8%), 8 (8%), 16 (2.5%), 32 (1%), 64 (0.5%); counts larger
