@@ -37,7 +37,14 @@ public final class ServerCommand implements Callable<Integer> {
     @Option(names = "--cluster", paramLabel = "SPEC", description = "Nodes present without an agent: NODESxGPUS:MODEL[,...] or a YAML cluster file.")
     String cluster;
 
-    @Option(names = "--policy", defaultValue = "fair-share", paramLabel = "NAME", description = "Queue policy until an admin changes it (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--config", paramLabel = "FILE",
+            description = {"Configuration tree, YAML (docs/configuration.md): policy with its settings, placement, tenants, predictor, default run time.",
+                    "Applied at every start over the defaults: the file wins over what an admin last saved with PUT /api/v1/config;",
+                    "tenants it names are created or updated, others stay. --policy and --predictor override the file's."})
+    Path config;
+
+    @Option(names = "--policy", defaultValue = "fair-share", paramLabel = "NAME",
+            description = "Queue policy until an admin changes it (default: the --config file's, else ${DEFAULT-VALUE}).")
     String policy;
 
     @Option(names = "--rate-limit", defaultValue = "50", paramLabel = "PER_SEC", description = "Requests per second per token; 0 = unlimited (default: ${DEFAULT-VALUE}).")
@@ -52,7 +59,7 @@ public final class ServerCommand implements Callable<Integer> {
     Path tlsKey;
 
     @Option(names = "--predictor", defaultValue = "history", paramLabel = "NAME",
-            description = "Run-time predictor for jobs without an estimate (qssf, backfill): history, gbt, global-median or none; learns as jobs finish and is kept in the store (default: ${DEFAULT-VALUE}).")
+            description = "Run-time predictor for jobs without an estimate (qssf, backfill): history, gbt, global-median or none; learns as jobs finish and is kept in the store (default: the --config file's, else ${DEFAULT-VALUE}).")
     String predictor;
 
     @Option(names = "--demo", description = "Demo mode: node agents with fake GPUs in this process (" + ServerOptions.DEMO_CLUSTER
@@ -81,10 +88,13 @@ public final class ServerCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         String token = adminToken != null ? adminToken : System.getenv("GPUPOOL_ADMIN_TOKEN");
         if (token != null && token.isBlank()) token = null;
-        ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, policy, rateLimit, demo, 1,
+        // beside --config, only the flags given on the command line override the file's values (not their defaults)
+        boolean policyGiven = spec.commandLine().getParseResult().hasMatchedOption("--policy");
+        boolean predictorGiven = spec.commandLine().getParseResult().hasMatchedOption("--predictor");
+        ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, config != null && !policyGiven ? null : policy, rateLimit, demo, 1,
                 new AgentSettings(Math.round(reportIntervalSec * 1000), Math.round(nodeLostTimeoutSec * 1000), Math.round(fenceMarginSec * 1000)),
-                ServerOptions.Tls.of(tlsCert, tlsKey), allowRootJobs);
-        GpupoolServer server = GpupoolServer.start(o, predictor, System.out);
+                ServerOptions.Tls.of(tlsCert, tlsKey), allowRootJobs, config);
+        GpupoolServer server = GpupoolServer.start(o, config != null && !predictorGiven ? null : predictor, System.out);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();

@@ -15,6 +15,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * Reads a {@link PoolConfig} from a configuration tree (YAML file, JSON body, shorthand values) over a base: what the
@@ -44,27 +45,36 @@ public final class PoolConfigReader {
 
     private final List<String> policies;
     private final List<String> predictors;
+    private final Predicate<String> tenantName;
+    private final String tenantNameRule;
 
-    private PoolConfigReader(List<String> policies, List<String> predictors) {
+    private PoolConfigReader(List<String> policies, List<String> predictors, Predicate<String> tenantName, String tenantNameRule) {
         this.policies = policies;
         this.predictors = predictors;
+        this.tenantName = tenantName;
+        this.tenantNameRule = tenantNameRule;
     }
 
     /** Every registered policy; predictor names are not checked (the engine does not know them: the driver does). */
     public static PoolConfigReader standard() {
-        return new PoolConfigReader(PolicyRegistry.names(), null);
+        return new PoolConfigReader(PolicyRegistry.names(), null, name -> !name.isBlank(), "a tenant name must not be empty");
     }
 
     /** Only the policies that need no true run times (a driver that runs real jobs has none to give). */
     public PoolConfigReader withoutOraclePolicies() {
         List<String> runnable = policies.stream()
                 .filter(p -> !PolicyRegistry.create(p).traits().has(PolicyTraits.Trait.NEEDS_ORACLE)).toList();
-        return new PoolConfigReader(runnable, predictors);
+        return new PoolConfigReader(runnable, predictors, tenantName, tenantNameRule);
     }
 
     /** The predictor names the driver knows; an empty list: the driver takes no predictor setting. */
     public PoolConfigReader predictors(Collection<String> names) {
-        return new PoolConfigReader(policies, List.copyOf(names));
+        return new PoolConfigReader(policies, List.copyOf(names), tenantName, tenantNameRule);
+    }
+
+    /** The driver's rule for tenant names (the service's API names), said by {@code rule} when broken. */
+    public PoolConfigReader tenantNames(Predicate<String> ok, String rule) {
+        return new PoolConfigReader(policies, predictors, name -> !name.isBlank() && ok.test(name), rule);
     }
 
     /** The policy names this reader accepts. */
@@ -178,13 +188,13 @@ public final class PoolConfigReader {
 
     // ---- tenants ----------------------------------------------------------------------------------
 
-    private static Map<String, TenantConfig> tenants(ConfigNode n, Map<String, TenantConfig> base) {
+    private Map<String, TenantConfig> tenants(ConfigNode n, Map<String, TenantConfig> base) {
         Mapping m = n.mapping("tenants");
         Map<String, TenantConfig> out = new LinkedHashMap<>(base);
         for (String name : m.keys()) {
             String path = ConfigNode.child("tenants", name);
             ConfigNode entry = m.get(name);
-            if (name.isBlank()) throw new ConfigException(m.source(), m.keyLine(name), path, ConfigException.Kind.VALUE, "a tenant name must not be empty");
+            if (!tenantName.test(name)) throw new ConfigException(m.source(), m.keyLine(name), path, ConfigException.Kind.VALUE, tenantNameRule);
             Mapping t = entry.isNull() ? Mapping.empty(entry.source()) : entry.mapping(path).allowOnly(path, TENANT_KEYS);
             TenantConfig old = base.getOrDefault(name, TenantConfig.defaultFor(name));
             double weight = t.has("weight") ? t.get("weight").number(path + ".weight") : old.weight();
