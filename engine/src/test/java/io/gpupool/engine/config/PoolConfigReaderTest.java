@@ -94,6 +94,17 @@ class PoolConfigReaderTest {
     }
 
     @Test
+    void theFullExampleOfTheDocumentationIsAValidTree() throws Exception {
+        String doc = Files.readString(Path.of(System.getProperty("gpupool.repo.root", "..")).resolve("docs/configuration.md"));
+        int start = doc.indexOf("```yaml\n") + "```yaml\n".length();
+        PoolConfig c = READER.readYaml(doc.substring(start, doc.indexOf("```", start)), "docs/configuration.md", FCFS);
+        assertThat(c.policy().args()).isEqualTo(LasPolicy.Args.DEFAULTS);
+        assertThat(c.tenants().get("nlp")).isEqualTo(new TenantConfig("nlp", 1, 8, 0));
+        assertThat(c.tenants().get("research")).isEqualTo(TenantConfig.defaultFor("research"));
+        assertThat(c.predictor().name()).isEqualTo("history");
+    }
+
+    @Test
     void shorthandsReadIntoTheSameTreeAsTheLongForm() {
         assertThat(yaml("policy: las")).isEqualTo(yaml("policy: {name: las}")).isEqualTo(FCFS.withPolicy("las"));
         assertThat(yaml("placement: 'binpack:2,topology;gpu=fgd;limit=8'"))
