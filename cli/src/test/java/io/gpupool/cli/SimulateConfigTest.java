@@ -118,6 +118,15 @@ class SimulateConfigTest {
         assertThat(r.get(0).get("jobs").asInt()).isEqualTo(400);
     }
 
+    @Test
+    void theServerReadsTheSameFileAndStopsAtABadOneBeforeOpeningItsStore() throws IOException {
+        Path bad = config("server.yaml", "policy: srtf-oracle\n");
+        Cli.Result r = Cli.run("server", "--config", bad.toString(), "--data", dir.resolve("data").toString(), "--port", "0");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains(bad + ":1", "policy", "not available here");
+        assertThat(Files.exists(dir.resolve("data"))).isFalse();
+    }
+
     private static double waitOf(JsonNode result, String tenant) {
         for (JsonNode t : result.get("tenants")) {
             if (t.path("tenant").asText().equals(tenant)) return t.path("avg_wait_s").asDouble();

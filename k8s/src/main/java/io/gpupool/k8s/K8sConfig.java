@@ -85,7 +85,7 @@ public record K8sConfig(String schedulerName, PoolConfig pool, int defaultSplitC
         }
         Map<String, String> ofNamespace = new HashMap<>();
         Mapping tree = m.without(OWN_KEYS);
-        if (m.has("tenants")) tree = tree.with("tenants", tenants(m.get("tenants"), ofNamespace));
+        if (m.has("tenants") && !m.get("tenants").isNull()) tree = tree.with("tenants", tenants(m.get("tenants"), ofNamespace));
         return new K8sConfig(name, READER.read(tree, d.pool()), split, scaling, ofNamespace);
     }
 

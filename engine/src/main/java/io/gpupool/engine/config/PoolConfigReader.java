@@ -189,6 +189,7 @@ public final class PoolConfigReader {
     // ---- tenants ----------------------------------------------------------------------------------
 
     private Map<String, TenantConfig> tenants(ConfigNode n, Map<String, TenantConfig> base) {
+        if (n.isNull()) return base;   // "tenants:" with nothing under it
         Mapping m = n.mapping("tenants");
         Map<String, TenantConfig> out = new LinkedHashMap<>(base);
         for (String name : m.keys()) {
