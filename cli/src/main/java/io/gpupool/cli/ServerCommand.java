@@ -37,7 +37,14 @@ public final class ServerCommand implements Callable<Integer> {
     @Option(names = "--cluster", paramLabel = "SPEC", description = "Nodes present without an agent: NODESxGPUS:MODEL[,...] or a YAML cluster file.")
     String cluster;
 
-    @Option(names = "--policy", defaultValue = "fair-share", paramLabel = "NAME", description = "Queue policy until an admin changes it (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--config", paramLabel = "FILE",
+            description = {"Configuration tree, YAML (docs/configuration.md): policy with its settings, placement, tenants, predictor, default run time.",
+                    "Applied at every start over the defaults: the file wins over what an admin last saved with PUT /api/v1/config;",
+                    "tenants it names are created or updated, others stay. --policy and --predictor override the file's."})
+    Path config;
+
+    @Option(names = "--policy", paramLabel = "NAME",
+            description = "Queue policy until an admin changes it (default: the --config file's, else fair-share).")
     String policy;
 
     @Option(names = "--rate-limit", defaultValue = "50", paramLabel = "PER_SEC", description = "Requests per second per token; 0 = unlimited (default: ${DEFAULT-VALUE}).")
@@ -51,8 +58,8 @@ public final class ServerCommand implements Callable<Integer> {
             description = "The certificate's private key, PEM (PKCS#8 'PRIVATE KEY', or 'RSA PRIVATE KEY'/'EC PRIVATE KEY'), unencrypted; needs --tls-cert.")
     Path tlsKey;
 
-    @Option(names = "--predictor", defaultValue = "history", paramLabel = "NAME",
-            description = "Run-time predictor for jobs without an estimate (qssf, backfill): history, gbt, global-median or none; learns as jobs finish and is kept in the store (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--predictor", paramLabel = "NAME",
+            description = "Run-time predictor for jobs without an estimate (qssf, backfill): history, gbt, global-median or none; learns as jobs finish and is kept in the store (default: the --config file's, else history).")
     String predictor;
 
     @Option(names = "--demo", description = "Demo mode: node agents with fake GPUs in this process (" + ServerOptions.DEMO_CLUSTER
@@ -81,9 +88,10 @@ public final class ServerCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         String token = adminToken != null ? adminToken : System.getenv("GPUPOOL_ADMIN_TOKEN");
         if (token != null && token.isBlank()) token = null;
-        ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, policy, rateLimit, demo, 1,
+        // beside --config, a flag given overrides the file's value; a flag left out leaves it (null)
+        ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, policy == null && config == null ? "fair-share" : policy, rateLimit, demo, 1,
                 new AgentSettings(Math.round(reportIntervalSec * 1000), Math.round(nodeLostTimeoutSec * 1000), Math.round(fenceMarginSec * 1000)),
-                ServerOptions.Tls.of(tlsCert, tlsKey), allowRootJobs);
+                ServerOptions.Tls.of(tlsCert, tlsKey), allowRootJobs, config);
         GpupoolServer server = GpupoolServer.start(o, predictor, System.out);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

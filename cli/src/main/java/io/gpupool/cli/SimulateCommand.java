@@ -2,6 +2,9 @@ package io.gpupool.cli;
 
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.batch.BatchPlacers;
+import io.gpupool.engine.config.Durations;
+import io.gpupool.engine.config.PoolConfig;
+import io.gpupool.engine.config.PoolConfigReader;
 import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.engine.policy.PolicyRegistry;
 import io.gpupool.model.ClusterSpec;
@@ -34,6 +37,7 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -68,8 +72,15 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--nodes", paramLabel = "FILE", description = "The pool from an openb node list (sn,cpu_milli,memory_mib,gpu,model) instead of --cluster.")
     Path nodes;
 
-    @Option(names = "--policy", defaultValue = "fcfs", split = ",", paramLabel = "NAME", completionCandidates = KnownPolicies.class,
-            description = "Queue policies to compare, comma-separated: ${COMPLETION-CANDIDATES}.")
+    @Option(names = "--config", paramLabel = "FILE",
+            description = {"Replay: the configuration tree, YAML (docs/configuration.md): policy with its settings, placement, tenants, predictor,",
+                    "default run time. --policy, --placement and --predictor override the file's; each policy compared takes the file's",
+                    "placement and tenants, and the file's policy settings when it is the file's policy (else its own defaults)."})
+    Path config;
+
+    @Option(names = "--policy", split = ",", paramLabel = "NAME",
+            completionCandidates = KnownPolicies.class,
+            description = "Queue policies to compare, comma-separated: ${COMPLETION-CANDIDATES} (default: the --config file's, else fcfs).")
     List<String> policies;
 
     /** The registered policies, for the help text and shell completion. */
@@ -81,7 +92,7 @@ public final class SimulateCommand implements Callable<Integer> {
     }
 
     @Option(names = "--placement", paramLabel = "NAME",
-            description = {"Replay: node scorers name[:weight],... with optional ;gpu=POLICY;limit=N (default: binpack,topology).",
+            description = {"Replay: node scorers name[:weight],... with optional ;gpu=POLICY;limit=N (default: the --config file's, else binpack,topology).",
                     "Inflation: placements to compare, comma-separated, '+' joining scorers of one (default: fgd,best-fit,binpack)."})
     String placement;
 
@@ -135,25 +146,27 @@ public final class SimulateCommand implements Callable<Integer> {
     // ---- replay ---------------------------------------------------------------------------------
 
     private int replay() {
-        for (String p : policies) PolicyRegistry.requireKnown(p);
+        PoolConfig pool = poolConfig();
+        List<String> compared = policies != null ? policies : List.of(pool.policy().name());
+        for (String p : compared) PolicyRegistry.requireKnown(p);
+        String predictorName = predictor != null ? predictor : pool.predictorOr(null);
         if (predictor != null) Predictors.forScheduling(predictor, 1);   // an unknown name fails before any work
-        PlacementConfig pc = PlacementConfig.parse(placement == null ? "binpack,topology" : placement);
         long windowMs = durationMs(fairnessWindow);
         ClusterSpec cs = clusterSpec();
         Trace jobs = trace(cs);
         note(jobs.stats());
         List<SimulationResult> results = new ArrayList<>();
         try (ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), !notes.quiet)) {
-            for (int i = 0; i < policies.size(); i++) {
-                String p = policies.get(i);
+            for (int i = 0; i < compared.size(); i++) {
+                String p = compared.get(i);
                 int index = i;
-                String label = p + (policies.size() > 1 ? " (" + (i + 1) + "/" + policies.size() + ")" : "");
-                SchedulerConfig config = SchedulerConfig.defaults(p).withPlacement(pc);
+                String label = p + (compared.size() > 1 ? " (" + (i + 1) + "/" + compared.size() + ")" : "");
+                SchedulerConfig config = pool.withPolicy(p).toSchedulerConfig();
                 results.add(new Simulator(cs, config)
                         .fairnessWindowMs(windowMs)
-                        .predictor(predictor == null ? null : () -> Predictors.forScheduling(predictor, config.defaultRuntimeMs()))
+                        .predictor(predictorName == null ? null : () -> Predictors.forScheduling(predictorName, config.defaultRuntimeMs()))
                         .batchPlacer(batch == null ? null : BatchPlacers.create(batch))
-                        .progress((done, total) -> bar.update(label, (index + (total == 0 ? 1 : (double) done / total)) / policies.size()))
+                        .progress((done, total) -> bar.update(label, (index + (total == 0 ? 1 : (double) done / total)) / compared.size()))
                         .run(jobs));
             }
         }
@@ -167,10 +180,24 @@ public final class SimulateCommand implements Callable<Integer> {
         });
         out.flush();
         if (report != null) {
-            Path index = write(() -> SimulationReport.write(report, results, describe(jobs, cs)));
+            Path index = write(() -> SimulationReport.write(report, results, describe(jobs, cs, pool, predictorName)));
             notes.say("report: " + index);
         }
         return 0;
+    }
+
+    /**
+     * The --config file over the defaults (or the defaults), with --placement over it; the policies compared are
+     * applied per run ({@link PoolConfig#withPolicy}), --predictor where it is used.
+     */
+    private PoolConfig poolConfig() {
+        PoolConfig pool = PoolConfig.defaults("fcfs");
+        if (config != null) {
+            if (!Files.isRegularFile(config)) throw new SpecException("--config", "config", "'" + config + "' does not exist or is not a file");
+            String text = write(() -> Files.readString(config));
+            pool = PoolConfigReader.standard().predictors(Predictors.schedulingNames()).readYaml(text, config.toString(), pool);
+        }
+        return placement != null ? pool.withPlacement(PlacementConfig.parse(placement)) : pool;
     }
 
     /** Jobs ask for host CPU and memory where the trace has them and every node declares host capacity, unless --ignore-host. */
@@ -218,13 +245,14 @@ public final class SimulateCommand implements Callable<Integer> {
         return new SyntheticTrace(new SyntheticTrace.Params(seed, (int) jobs, load, poolGpus, tenants, fractional));
     }
 
-    private Map<String, String> describe(Trace jobs, ClusterSpec cs) {
+    private Map<String, String> describe(Trace jobs, ClusterSpec cs, PoolConfig pool, String predictorName) {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("trace", jobs.label());
         m.put("jobs in trace", String.format("%,d", jobs.stats().jobs()));
         m.put("cluster", (cluster != null ? cluster : String.valueOf(nodes)) + " (" + cs.nodes().size() + " nodes, " + cs.totalGpus() + " GPUs)");
-        m.put("placement", placement == null ? "binpack,topology" : placement);
-        if (predictor != null) m.put("run-time predictor", predictor);
+        if (config != null) m.put("configuration", config.toString());
+        m.put("placement", placement != null ? placement : pool.placement().shorthand());
+        if (predictorName != null) m.put("run-time predictor", predictorName);
         m.put("fairness window", fairnessWindow);
         if (jobs.stats().skippedRows() > 0) m.put("skipped bad rows", String.valueOf(jobs.stats().skippedRows()));
         return m;
@@ -237,6 +265,7 @@ public final class SimulateCommand implements Callable<Integer> {
             throw new SpecException("--trace-format", "trace-format", "inflation mode draws tasks from an openb pod list: use --trace-format openb");
         }
         if (trace == null) throw new SpecException("--trace", "trace", "inflation mode needs --trace PODS.csv");
+        if (config != null) throw new SpecException("--config", "config", "is for replay mode; inflation compares the placements of --placement");
         ClusterSpec cs = clusterSpec();
         String list = placement == null ? "fgd,best-fit,binpack" : placement;
         List<String> labels = List.of(list.split(","));
@@ -305,19 +334,6 @@ public final class SimulateCommand implements Callable<Integer> {
 
     /** {@code 90s}, {@code 30m}, {@code 1h}, {@code 1d} or plain seconds. */
     static long durationMs(String text) {
-        String t = text.trim().toLowerCase(Locale.ROOT);
-        long unit = 1000;
-        if (t.endsWith("ms")) { unit = 1; t = t.substring(0, t.length() - 2); }
-        else if (t.endsWith("s")) t = t.substring(0, t.length() - 1);
-        else if (t.endsWith("m")) { unit = 60_000; t = t.substring(0, t.length() - 1); }
-        else if (t.endsWith("h")) { unit = 3_600_000; t = t.substring(0, t.length() - 1); }
-        else if (t.endsWith("d")) { unit = 86_400_000; t = t.substring(0, t.length() - 1); }
-        try {
-            double v = Double.parseDouble(t);
-            if (v > 0 && v * unit < Long.MAX_VALUE / 4) return Math.round(v * unit);
-        } catch (NumberFormatException ignored) {
-            // the message below says what is accepted
-        }
-        throw new SpecException("--fairness-window", "duration", "must be a positive duration like 90s, 30m, 1h or 1d, got '" + text + "'");
+        return Durations.parseMs(text, "--fairness-window", "duration");
     }
 }

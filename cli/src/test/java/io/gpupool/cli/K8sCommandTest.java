@@ -25,7 +25,7 @@ class K8sCommandTest {
         Files.writeString(cfg, "policy: fair-share\ntenants:\n  - name: vision\n    weight: -2\n");
         Cli.Result r = Cli.run("k8s", "scheduler", "--config", cfg.toString(), "--leader-elect", "false");
         assertThat(r.exitCode()).isEqualTo(2);
-        assertThat(r.err()).contains("tenant vision").contains("weight");
+        assertThat(r.err()).contains(cfg + ":4").contains("tenants.vision.weight").contains("must be > 0");
 
         Files.writeString(cfg, "policy: fair-share\nplacment: binpack\n");
         Cli.Result typo = Cli.run("k8s", "extender", "--config", cfg.toString());

@@ -68,7 +68,8 @@ class PolicyArgsTest {
         assertThat(error(() -> PolicyRegistry.type("themis").parseArgs(Map.of("backfillDepth", 0))).where()).isEqualTo("policy themis");
         assertThat(error(() -> PolicyRegistry.type("fcfs-backfill").parseArgs(Map.of("backfillDepth", 1L << 40))).field()).isEqualTo("backfillDepth");
         assertThat(error(() -> PolicyRegistry.type("fair-share").parseArgs(Map.of("halfLifeMs", -5))).field()).isEqualTo("halfLifeMs");
-        assertThat(error(() -> PolicyRegistry.type("las").parseArgs(Map.of("thresholdsGpuSec", List.of(100, 50)))).field()).isEqualTo("thresholdsGpuSec");
+        assertThat(error(() -> PolicyRegistry.type("las").parseArgs(Map.of("thresholdsGpuSec", List.of(100, 50)))).field()).isEqualTo("thresholdsGpuSec[1]");
+        assertThat(error(() -> PolicyRegistry.type("las").parseArgs(Map.of("thresholdsGpuSec", List.of(100, "x")))).field()).isEqualTo("thresholdsGpuSec[1]");
         assertThat(error(() -> PolicyRegistry.type("las").parseArgs(Map.of("thresholdsGpuSec", 100))).field()).isEqualTo("thresholdsGpuSec");
     }
 

@@ -2,125 +2,139 @@ package io.gpupool.k8s;
 
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.TenantConfig;
+import io.gpupool.engine.config.ConfigException;
+import io.gpupool.engine.config.ConfigNode;
+import io.gpupool.engine.config.ConfigNode.Mapping;
+import io.gpupool.engine.config.PoolConfig;
+import io.gpupool.engine.config.PoolConfigReader;
 import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.model.NodeSpec;
 import io.gpupool.model.SpecException;
-import tools.jackson.core.JacksonException;
-import tools.jackson.databind.DeserializationFeature;
-import tools.jackson.databind.ObjectMapper;
-import tools.jackson.dataformat.yaml.YAMLMapper;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Settings of both Kubernetes modes, from a YAML file (the ConfigMap in deploy/):
+ * Settings of both Kubernetes modes, from a YAML file (the ConfigMap in deploy/): the configuration tree that the
+ * simulator and the service read (docs/configuration.md), with the Kubernetes-only keys beside it:
  * <pre>
  * schedulerName: gpupool        # pods with this spec.schedulerName are the secondary scheduler's
- * policy: fair-share            # queue policy (gpupool simulate --policy names)
- * placement: binpack,topology   # scorers, ;gpu=POLICY, ;limit=N
  * defaultSplitCount: 10         # tasks per GPU on nodes without HAMi's registration
  * defaultMemoryScaling: 1.0     # memory oversubscription on those nodes
- * tenants:                      # namespaces -> tenants; a namespace not listed is a tenant of its own
- *   - name: vision
- *     namespaces: [vision, vision-dev]
- *     weight: 2
- *     guaranteedGpus: 8
- *     limitGpus: 16
+ * policy: fair-share            # or {name: fair-share, args: {halfLifeMs: 3600000}}
+ * placement: binpack,topology   # or {scorers: {binpack: 1, topology: 1}, gpuPolicy: null, candidateLimit: 32}
+ * tenants:                      # a namespace not listed is a tenant of its own
+ *   vision: {weight: 2, guaranteedGpus: 8, limitGpus: 16, namespaces: [vision, vision-dev]}
+ * defaultRuntime: 1h
  * </pre>
+ * A tenant's {@code namespaces} (default: its own name) is the one Kubernetes-only key inside the tree. The list
+ * form of tenants ({@code - name: vision} with the same keys) of earlier files reads as a shorthand. The drivers
+ * choose no run-time predictor: a {@code predictor} key is an error.
+ *
+ * @param pool              the configuration tree
+ * @param tenantOfNamespace namespace -> tenant, for the namespaces the file names
  */
-public record K8sConfig(String schedulerName, String policy, PlacementConfig placement, int defaultSplitCount,
-                        double defaultMemoryScaling, Map<String, TenantConfig> tenants, Map<String, String> tenantOfNamespace) {
+public record K8sConfig(String schedulerName, PoolConfig pool, int defaultSplitCount, double defaultMemoryScaling,
+                        Map<String, String> tenantOfNamespace) {
+    private static final List<String> OWN_KEYS = List.of("schedulerName", "defaultSplitCount", "defaultMemoryScaling");
+    private static final List<String> LISTED_TENANT_KEYS = List.of("name", "namespaces", "weight", "guaranteedGpus", "limitGpus");
+    /** The policies that need no true run times, no predictor: what the drivers can run. */
+    private static final PoolConfigReader READER = PoolConfigReader.standard().withoutOraclePolicies().predictors(List.of());
 
-    public static K8sConfig defaults() {
-        return new K8sConfig("gpupool", "fair-share", PlacementConfig.defaults(), NodeSpec.DEFAULT_SPLIT_COUNT, 1.0, Map.of(), Map.of());
+    public K8sConfig {
+        if (schedulerName == null || schedulerName.isBlank()) throw new SpecException("config", "schedulerName", "must not be empty");
+        tenantOfNamespace = Map.copyOf(tenantOfNamespace);
     }
 
-    /** File shape; every field optional. */
-    record File(String schedulerName, String policy, String placement, Integer defaultSplitCount, Double defaultMemoryScaling,
-                List<Tenant> tenants) {}
-
-    record Tenant(String name, List<String> namespaces, Double weight, Double guaranteedGpus, Double limitGpus) {}
+    public static K8sConfig defaults() {
+        return new K8sConfig("gpupool", PoolConfig.defaults("fair-share"), NodeSpec.DEFAULT_SPLIT_COUNT, 1.0, Map.of());
+    }
 
     public static K8sConfig load(Path path) throws NoSuchFileException {
         if (!Files.isRegularFile(path)) throw new NoSuchFileException(path.toString());
-        ObjectMapper yaml = YAMLMapper.builder().enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
-        File f;
+        String text;
         try {
-            f = yaml.readValue(path.toFile(), File.class);
-        } catch (JacksonException e) {
-            throw badFile(path, e);
+            text = Files.readString(path, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new SpecException(path.toString(), null, "cannot be read as UTF-8 text: " + e.getMessage());
         }
-        return from(f == null ? new File(null, null, null, null, null, null) : f, path.toString());
+        return from(ConfigNode.parseYaml(text, path.toString()));
     }
 
-    /** The file, line and field of a YAML error (the YAML reader does not always know the line: the key's line then). */
-    private static SpecException badFile(Path path, JacksonException e) {
-        StringBuilder field = new StringBuilder();
-        String lastKey = null;
-        for (var ref : e.getPath()) {
-            if (ref.getPropertyName() != null) {
-                if (!field.isEmpty()) field.append('.');
-                field.append(ref.getPropertyName());
-                lastKey = ref.getPropertyName();
-            } else if (ref.getIndex() >= 0) {
-                field.append('[').append(ref.getIndex()).append(']');
-            }
-        }
-        int line = e.getLocation() != null ? e.getLocation().getLineNr() : -1;
-        if (line <= 0 && lastKey != null) {
-            try {
-                List<String> lines = Files.readAllLines(path);
-                java.util.regex.Pattern key = java.util.regex.Pattern.compile("^\\s*(-\\s*)?" + java.util.regex.Pattern.quote(lastKey) + "\\s*:");
-                for (int i = 0; i < lines.size() && line <= 0; i++) if (key.matcher(lines.get(i)).find()) line = i + 1;
-            } catch (java.io.IOException ignored) {
-                // the file was read a moment ago; without the line the message still names the field
-            }
-        }
-        String rule = e instanceof tools.jackson.databind.exc.UnrecognizedPropertyException u
-                ? "unknown setting '" + u.getPropertyName() + "'; known: " + u.getKnownPropertyIds()
-                : e.getOriginalMessage();
-        return new SpecException(path + (line > 0 ? ":" + line : ""), field.isEmpty() ? null : field.toString(), rule);
-    }
-
-    static K8sConfig from(File f, String where) {
+    /** The file's tree: its own keys, then the configuration tree over the defaults. */
+    static K8sConfig from(ConfigNode root) {
+        List<String> known = new ArrayList<>(OWN_KEYS);
+        known.addAll(PoolConfigReader.KEYS);
+        Mapping m = root.mapping("").allowOnly("", known);
         K8sConfig d = defaults();
-        String name = f.schedulerName() == null ? d.schedulerName() : f.schedulerName();
-        if (name.isBlank()) throw new SpecException(where, "schedulerName", "must not be empty");
-        String policy = f.policy() == null ? d.policy() : f.policy();
-        PlacementConfig placement = f.placement() == null ? d.placement() : PlacementConfig.parse(f.placement());
-        int split = f.defaultSplitCount() == null ? d.defaultSplitCount() : f.defaultSplitCount();
-        if (split < 1) throw new SpecException(where, "defaultSplitCount", "must be >= 1, got " + split);
-        double scaling = f.defaultMemoryScaling() == null ? d.defaultMemoryScaling() : f.defaultMemoryScaling();
-        if (!(scaling >= 1.0) || scaling > 16) throw new SpecException(where, "defaultMemoryScaling", "must be in [1, 16], got " + scaling);
-        Map<String, TenantConfig> tenants = new LinkedHashMap<>();
-        Map<String, String> ofNamespace = new HashMap<>();
-        List<Tenant> list = f.tenants() == null ? List.of() : f.tenants();
-        for (int i = 0; i < list.size(); i++) {
-            Tenant t = list.get(i);
-            String at = where + " tenants[" + i + "]";
-            if (t.name() == null || t.name().isBlank()) throw new SpecException(at, "name", "must be set");
-            if (tenants.containsKey(t.name())) throw new SpecException(at, "name", "tenant '" + t.name() + "' appears twice");
-            tenants.put(t.name(), new TenantConfig(t.name(), t.weight() == null ? 1.0 : t.weight(),
-                    t.guaranteedGpus() == null ? 0 : t.guaranteedGpus(), t.limitGpus() == null ? 0 : t.limitGpus()));
-            for (String ns : t.namespaces() == null ? List.of(t.name()) : t.namespaces()) {
-                String prev = ofNamespace.put(ns, t.name());
-                if (prev != null) throw new SpecException(at, "namespaces", "namespace '" + ns + "' already belongs to tenant " + prev);
-            }
+        String name = m.has("schedulerName") ? m.get("schedulerName").text("schedulerName") : d.schedulerName();
+        int split = m.has("defaultSplitCount") ? (int) m.get("defaultSplitCount").whole("defaultSplitCount", 1, 1_000_000) : d.defaultSplitCount();
+        double scaling = d.defaultMemoryScaling();
+        if (m.has("defaultMemoryScaling")) {
+            ConfigNode s = m.get("defaultMemoryScaling");
+            scaling = s.number("defaultMemoryScaling");
+            if (!(scaling >= 1.0) || scaling > 16) throw s.error("defaultMemoryScaling", "must be in [1, 16], got " + s.describe());
         }
-        K8sConfig c = new K8sConfig(name, policy, placement, split, scaling, tenants, ofNamespace);
-        c.schedulerConfig();   // checks the policy name
-        return c;
+        Map<String, String> ofNamespace = new HashMap<>();
+        Mapping tree = m.without(OWN_KEYS);
+        if (m.has("tenants") && !m.get("tenants").isNull()) tree = tree.with("tenants", tenants(m.get("tenants"), ofNamespace));
+        return new K8sConfig(name, READER.read(tree, d.pool()), split, scaling, ofNamespace);
     }
 
-    public K8sConfig {
-        tenants = Map.copyOf(tenants);
-        tenantOfNamespace = Map.copyOf(tenantOfNamespace);
+    /** The tenants as the tree's mapping (namespaces taken out and recorded), from the mapping or the older list. */
+    private static Mapping tenants(ConfigNode n, Map<String, String> ofNamespace) {
+        Map<String, ConfigNode> entries = new LinkedHashMap<>();
+        Map<String, Integer> lines = new LinkedHashMap<>();
+        if (n instanceof ConfigNode.Sequence s) {
+            for (int i = 0; i < s.items().size(); i++) {
+                String path = "tenants[" + i + "]";
+                Mapping t = s.items().get(i).mapping(path).allowOnly(path, LISTED_TENANT_KEYS);
+                if (!t.has("name")) throw t.error(path + ".name", "must be set");
+                String name = t.get("name").text(path + ".name");
+                if (entries.containsKey(name)) throw t.get("name").error(path + ".name", "tenant '" + name + "' appears twice");
+                namespaces(t, name, path, ofNamespace);
+                entries.put(name, t.without(List.of("name", "namespaces")));
+                lines.put(name, t.line());
+            }
+            return new Mapping(entries, lines, n.source(), n.line());
+        }
+        Mapping m = n.mapping("tenants");
+        for (String name : m.keys()) {
+            String path = ConfigNode.child("tenants", name);
+            ConfigNode entry = m.get(name);
+            if (entry instanceof Mapping t) {
+                namespaces(t, name, path, ofNamespace);
+                entry = t.without(List.of("namespaces"));
+            } else {
+                namespaces(Mapping.empty(n.source()), name, path, ofNamespace);
+            }
+            entries.put(name, entry);
+            lines.put(name, m.keyLine(name));
+        }
+        return new Mapping(entries, lines, m.source(), m.line());
+    }
+
+    private static void namespaces(Mapping tenant, String name, String path, Map<String, String> ofNamespace) {
+        List<ConfigNode> given = tenant.has("namespaces") ? tenant.get("namespaces").list(path + ".namespaces") : null;
+        List<String> names = new ArrayList<>();
+        if (given == null) names.add(name);
+        else for (int i = 0; i < given.size(); i++) names.add(given.get(i).text(path + ".namespaces[" + i + "]"));
+        for (int i = 0; i < names.size(); i++) {
+            String prev = ofNamespace.put(names.get(i), name);
+            if (prev != null) {
+                ConfigNode at = given == null ? tenant : given.get(i);
+                throw new ConfigException(at.source(), at.line(), path + ".namespaces", ConfigException.Kind.VALUE,
+                        "namespace '" + names.get(i) + "' already belongs to tenant " + prev);
+            }
+        }
     }
 
     /** The tenant a namespace's pods are charged to. */
@@ -128,17 +142,25 @@ public record K8sConfig(String schedulerName, String policy, PlacementConfig pla
         return tenantOfNamespace.getOrDefault(namespace, namespace);
     }
 
+    public String policy() { return pool.policy().name(); }
+
+    public PlacementConfig placement() { return pool.placement(); }
+
+    public Map<String, TenantConfig> tenants() { return pool.tenants(); }
+
     public SchedulerConfig schedulerConfig() {
-        return SchedulerConfig.defaults(policy).withPlacement(placement).withTenants(tenants);
+        return pool.toSchedulerConfig();
     }
 
     public K8sConfig withSchedulerName(String n) {
-        return new K8sConfig(n, policy, placement, defaultSplitCount, defaultMemoryScaling, tenants, tenantOfNamespace);
+        return new K8sConfig(n, pool, defaultSplitCount, defaultMemoryScaling, tenantOfNamespace);
     }
 
+    /** The {@code --policy} shorthand over the file's: the file's settings kept when it names the same policy. */
     public K8sConfig withPolicy(String p) {
-        K8sConfig c = new K8sConfig(schedulerName, p, placement, defaultSplitCount, defaultMemoryScaling, tenants, tenantOfNamespace);
-        c.schedulerConfig();
-        return c;
+        if (!READER.policies().contains(p)) {
+            throw new SpecException("--policy", "policy", "unknown policy '" + p + "'; the Kubernetes drivers run: " + String.join(", ", READER.policies()));
+        }
+        return new K8sConfig(schedulerName, pool.withPolicy(p), defaultSplitCount, defaultMemoryScaling, tenantOfNamespace);
     }
 }

@@ -1,5 +1,6 @@
 package io.gpupool.server;
 
+import io.gpupool.engine.config.PoolConfig;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.ClusterSpecs;
 import io.gpupool.model.GpuCatalog;
@@ -58,19 +59,20 @@ public final class GpupoolServer implements AutoCloseable {
 
     /** Opens the store, recovers, starts serving; prints where to go (and a new admin token once) to {@code out}. */
     public static GpupoolServer start(ServerOptions o, PrintStream out) {
-        return start(o, RuntimeLearning.DEFAULT_KIND, out);
+        return start(o, null, out);
     }
 
-    /** As {@link #start(ServerOptions, PrintStream)}, with the run-time predictor {@code predictor} (history, gbt, global-median, none). */
+    /**
+     * As {@link #start(ServerOptions, PrintStream)}, with the run-time predictor {@code predictor} (history, gbt,
+     * global-median, none; null: the --config file's, else history).
+     */
     public static GpupoolServer start(ServerOptions o, String predictor, PrintStream out) {
         GpuCatalog catalog = GpuCatalog.standard();
-        SchedulerSettings defaults;
-        try {
-            defaults = SchedulerSettings.parse(com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode(),
-                    SchedulerSettings.defaults(o.policy()));
-        } catch (io.gpupool.server.core.ServiceException | io.gpupool.model.SpecException e) {
-            throw new io.gpupool.model.SpecException("--policy", "policy", e.getMessage());
-        }
+        // the --config file first: a bad one stops the start before the store is opened
+        PoolConfig fileTree = o.config() == null ? null : StartConfig.read(o.config(), o.policy());
+        String kind = predictor != null ? predictor : fileTree != null ? fileTree.predictorOr(RuntimeLearning.DEFAULT_KIND) : RuntimeLearning.DEFAULT_KIND;
+        SchedulerSettings defaults = (fileTree != null ? new SchedulerSettings(fileTree)
+                : SchedulerSettings.defaults(StartConfig.policy(o.policy() == null ? "fair-share" : o.policy()))).withPredictor(kind);
         Map<NodeSpec, String> staticNodes = new LinkedHashMap<>();
         List<NodeSpec> demoNodes = List.of();
         String spec = o.cluster() != null ? o.cluster() : o.demo() ? ServerOptions.DEMO_CLUSTER : null;
@@ -97,7 +99,8 @@ public final class GpupoolServer implements AutoCloseable {
             hub.attach(pool);
             RuntimeLearning learning;
             try {
-                learning = RuntimeLearning.start(predictor, pool.settings().join().toConfig(Map.of()).defaultRuntimeMs(), store, pool);
+                if (fileTree != null) out.println(StartConfig.apply(o.config(), fileTree.withPredictor(new PoolConfig.Predictor(kind)), pool));
+                learning = RuntimeLearning.start(kind, pool.settings().join().toConfig(Map.of()).defaultRuntimeMs(), store, pool);
             } catch (RuntimeException e) {
                 pool.close();
                 throw e;

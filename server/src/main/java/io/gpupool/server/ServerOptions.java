@@ -13,7 +13,8 @@ import java.nio.file.Path;
  * @param dbUrl        a JDBC URL (jdbc:postgresql://... or jdbc:sqlite:...), or null for the embedded store
  * @param adminToken   an admin token chosen by the operator, or null (one is minted and printed at first start)
  * @param cluster      static nodes (cluster SPEC or YAML file) present without an agent, or null
- * @param policy       queue policy until an admin changes it
+ * @param policy       queue policy until an admin changes it; with {@code config}, the policy over the file's (null: the
+ *                     file's, else fair-share)
  * @param rateLimit    requests per second per token (0 = unlimited)
  * @param demo         run the demo: fake nodes, synthetic workload, fake agents completing jobs
  * @param demoSeed     seed of the demo's workload
@@ -21,10 +22,12 @@ import java.nio.file.Path;
  * @param tls          serve HTTPS with this certificate and key; null = plain HTTP
  * @param allowRootJobs whether jobs may name root as their Unix account (tokens' unixUser, jobs' runAs); agents
  *                     check uid 0 again under any name
+ * @param config       the configuration tree (YAML, docs/configuration.md) applied at every start over the defaults, or
+ *                     null: the saved configuration (or the defaults) runs
  */
 public record ServerOptions(String host, int port, Path dataDir, String dbUrl, String adminToken, String cluster,
                             String policy, double rateLimit, boolean demo, long demoSeed, AgentSettings agents, Tls tls,
-                            boolean allowRootJobs) {
+                            boolean allowRootJobs, Path config) {
     public static final String DEMO_CLUSTER = "2x8:A100-80GB,1x8:L40S";
 
     /**
@@ -44,54 +47,59 @@ public record ServerOptions(String host, int port, Path dataDir, String dbUrl, S
     }
 
     public static ServerOptions defaults() {
-        return new ServerOptions("0.0.0.0", 8080, Path.of("gpupool-data"), null, null, null, "fair-share", 50, false, 1, AgentSettings.defaults(), null, false);
+        return new ServerOptions("0.0.0.0", 8080, Path.of("gpupool-data"), null, null, null, "fair-share", 50, false, 1, AgentSettings.defaults(), null, false, null);
     }
 
     public ServerOptions withPort(int p) {
-        return new ServerOptions(host, p, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
+        return new ServerOptions(host, p, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs, config);
     }
 
     public ServerOptions withHost(String h) {
-        return new ServerOptions(h, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
+        return new ServerOptions(h, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs, config);
     }
 
     public ServerOptions withDataDir(Path d) {
-        return new ServerOptions(host, port, d, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
+        return new ServerOptions(host, port, d, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs, config);
     }
 
     public ServerOptions withDb(String url) {
-        return new ServerOptions(host, port, dataDir, url, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, url, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs, config);
     }
 
     public ServerOptions withAdminToken(String t) {
-        return new ServerOptions(host, port, dataDir, dbUrl, t, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, t, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs, config);
     }
 
     public ServerOptions withCluster(String c) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, c, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, c, policy, rateLimit, demo, demoSeed, agents, tls, allowRootJobs, config);
     }
 
     public ServerOptions withPolicy(String p) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, p, rateLimit, demo, demoSeed, agents, tls, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, p, rateLimit, demo, demoSeed, agents, tls, allowRootJobs, config);
     }
 
     public ServerOptions withRateLimit(double r) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, r, demo, demoSeed, agents, tls, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, r, demo, demoSeed, agents, tls, allowRootJobs, config);
     }
 
     public ServerOptions withAgents(AgentSettings a) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, a, tls, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, a, tls, allowRootJobs, config);
     }
 
     public ServerOptions withTls(Tls t) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, t, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, t, allowRootJobs, config);
     }
 
     public ServerOptions withDemo(boolean d) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, d, demoSeed, agents, tls, allowRootJobs);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, d, demoSeed, agents, tls, allowRootJobs, config);
     }
 
     public ServerOptions withAllowRootJobs(boolean allow) {
-        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allow);
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, policy, rateLimit, demo, demoSeed, agents, tls, allow, config);
+    }
+
+    /** Applies the file at start; the file decides the policy (a later {@link #withPolicy} overrides it, as --policy does). */
+    public ServerOptions withConfig(Path file) {
+        return new ServerOptions(host, port, dataDir, dbUrl, adminToken, cluster, null, rateLimit, demo, demoSeed, agents, tls, allowRootJobs, file);
     }
 }

@@ -350,7 +350,7 @@ class ApiTest {
         assertThat(s.call("PUT", "/api/v1/config", ADMIN, Map.of("placement", "binpack:x"), Map.of()).text("field")).isEqualTo("placement");
         Reply ok = s.call("PUT", "/api/v1/config", ADMIN, Map.of("policy", "fcfs-backfill", "placement", "spread"), Map.of());
         assertThat(ok.status()).isEqualTo(200);
-        assertThat(s.get("/api/v1/config", ADMIN).text("policy")).isEqualTo("fcfs-backfill");
+        assertThat(s.get("/api/v1/config", ADMIN).body().path("policy").path("name").asText()).isEqualTo("fcfs-backfill");
         eventually("snapshot shows it", () -> s.get("/api/v1/pool", ADMIN).text("policy").equals("fcfs-backfill"));
         s.call("PUT", "/api/v1/config", ADMIN, Map.of("policy", "fair-share", "placement", "binpack,topology"), Map.of());
         assertThat(s.call("PUT", "/api/v1/tenants/nope", ADMIN, Map.of("weight", 2), Map.of()).status()).isEqualTo(404);

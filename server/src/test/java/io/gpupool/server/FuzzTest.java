@@ -138,7 +138,9 @@ class FuzzTest {
             Books after = Books.of(s);
             // only what was accepted changed anything: no half-applied submit, tenant or registration
             assertThat(after.jobs()).as("jobs").isEqualTo(before.jobs() + accepted.jobs.get());
-            assertThat(after.tenants()).as("tenants").isEqualTo(before.tenants() + accepted.tenants.get());
+            Set<String> expectedTenants = new TreeSet<>(before.tenants());
+            expectedTenants.addAll(accepted.tenants);
+            assertThat(new TreeSet<>(after.tenants())).as("tenants").isEqualTo(expectedTenants);
             Set<String> expectedNodes = new TreeSet<>(before.nodes());
             expectedNodes.addAll(accepted.nodes);
             assertThat(new TreeSet<>(after.nodes())).as("nodes").isEqualTo(expectedNodes);
@@ -171,7 +173,7 @@ class FuzzTest {
     }
 
     /** The counts that rejected requests must leave alone. */
-    private record Books(int jobs, int tenants, List<String> nodes) {
+    private record Books(int jobs, List<String> tenants, List<String> nodes) {
         static Books of(TestServer s) {
             int jobs = 0;
             String cursor = "";
@@ -180,14 +182,15 @@ class FuzzTest {
                 jobs += page.path("jobs").size();
                 cursor = page.path("nextCursor").asText("");
             } while (!cursor.isEmpty() && !cursor.equals("null"));
-            return new Books(jobs, s.get("/api/v1/tenants", ADMIN).body().path("tenants").size(), names(s.get("/api/v1/nodes", ADMIN).body().path("nodes"), "name"));
+            return new Books(jobs, names(s.get("/api/v1/tenants", ADMIN).body().path("tenants"), "name"), names(s.get("/api/v1/nodes", ADMIN).body().path("nodes"), "name"));
         }
     }
 
     /** What the server said it did (told by the answer's body, whichever path or method reached it). */
     private static final class Accepted {
         final AtomicInteger jobs = new AtomicInteger();
-        final AtomicInteger tenants = new AtomicInteger();
+        /** Tenants an answer said exist: one created (201), or those of the configuration tree a PUT /api/v1/config applied. */
+        final Set<String> tenants = ConcurrentHashMap.newKeySet();
         final Set<String> nodes = ConcurrentHashMap.newKeySet();
 
         void note(RawHttp.Answer a) {
@@ -201,7 +204,8 @@ class FuzzTest {
                 return; // AnswerCheck reports it
             }
             if (body == null) return;
-            if (a.status() == 201 && body.has("weight")) tenants.incrementAndGet();
+            if (a.status() == 201 && body.has("weight")) tenants.add(body.path("name").asText());
+            if (a.status() == 200 && body.has("policy") && body.path("tenants").isObject()) body.path("tenants").fieldNames().forEachRemaining(tenants::add);
             if (a.status() == 201 && body.has("state") && body.has("id")) jobs.incrementAndGet();
             if (body.has("node_token")) nodes.add(body.path("node_id").asText());
         }

@@ -58,7 +58,7 @@ abstract class RestartContractTest {
             // and it carries on: new ids follow the old ones, finished jobs free their GPUs for the queue
             Reply fresh = s.post("/api/v1/jobs", token, Map.of("numGpus", 1, "command", List.of("new")));
             assertThat(Long.parseLong(fresh.text("id").substring(1))).isGreaterThan(Long.parseLong(ids.get(11).substring(1)));
-            assertThat(s.get("/api/v1/config", ADMIN).text("policy")).isEqualTo("fcfs");
+            assertThat(s.get("/api/v1/config", ADMIN).body().path("policy").path("name").asText()).isEqualTo("fcfs");
             assertThat(s.get("/api/v1/nodes", ADMIN).raw().body()).contains("\"name\":\"t4-0000\",\"model\":\"T4\",\"productName\":\"NVIDIA T4\",\"cordoned\":true");
             String running = ids.stream().filter(id -> before.get(id).equals("RUNNING")).findFirst().orElseThrow();
             String waiting = ids.stream().filter(id -> before.get(id).equals("PENDING")).findFirst().orElseThrow();

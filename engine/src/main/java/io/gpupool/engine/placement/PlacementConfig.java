@@ -78,6 +78,22 @@ public record PlacementConfig(Map<String, Double> scorerWeights, String gpuPolic
         return new PlacementConfig(scorerWeights, gpuPolicy, limit);
     }
 
+    /**
+     * The shorthand that {@link #parse} reads back to an equal config, e.g. {@code binpack:2,topology;gpu=fgd;limit=8}
+     * (whole weights without a fraction; weight 1, no GPU policy and the default limit left out).
+     */
+    public String shorthand() {
+        StringBuilder sb = new StringBuilder();
+        scorerWeights.forEach((k, v) -> {
+            if (!sb.isEmpty()) sb.append(',');
+            sb.append(k);
+            if (v != 1.0) sb.append(':').append(v == Math.rint(v) && Math.abs(v) < 1e15 ? Long.toString(v.longValue()) : v.toString());
+        });
+        if (gpuPolicy != null) sb.append(";gpu=").append(gpuPolicy);
+        if (candidateLimit != DEFAULT_CANDIDATE_LIMIT) sb.append(";limit=").append(candidateLimit);
+        return sb.toString();
+    }
+
     /** The name a report shows: the scorer list as given. */
     public String label() {
         StringBuilder sb = new StringBuilder();

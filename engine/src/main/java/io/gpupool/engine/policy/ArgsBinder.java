@@ -80,7 +80,7 @@ final class ArgsBinder {
                     : null;
             if (given == null) throw new SpecException(where, key, "must be a list, got " + describe(value));
             List<Object> out = new ArrayList<>();
-            for (Object o : given) out.add(convert(where, key, element, o));
+            for (int i = 0; i < given.size(); i++) out.add(convert(where, key + "[" + i + "]", element, given.get(i)));
             return out;
         }
         if (type == double.class || type == Double.class) {

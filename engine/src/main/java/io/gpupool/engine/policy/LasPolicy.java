@@ -18,11 +18,18 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
 
         public Args {
             thresholdsGpuSec = List.copyOf(thresholdsGpuSec);
-            double prev = 0;
-            for (double t : thresholdsGpuSec) {
-                PolicyArgs.require(t > prev, "thresholdsGpuSec", "must be positive and increasing, got " + thresholdsGpuSec);
-                prev = t;
+            // the index names the threshold at fault: a configuration error points at its list entry
+            for (int i = 0; i < thresholdsGpuSec.size(); i++) {
+                double t = thresholdsGpuSec.get(i);
+                String field = "thresholdsGpuSec[" + i + "]";
+                if (i == 0) PolicyArgs.require(t > 0, field, "must be positive, got " + number(t));
+                else PolicyArgs.require(t > thresholdsGpuSec.get(i - 1), field,
+                        "must be greater than " + number(thresholdsGpuSec.get(i - 1)) + " (the thresholds increase), got " + number(t));
             }
+        }
+
+        private static String number(double v) {
+            return v == Math.rint(v) && Math.abs(v) < 1e15 ? Long.toString((long) v) : Double.toString(v);
         }
     }
 

@@ -1,8 +1,10 @@
 package io.gpupool.server.api;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.gpupool.server.auth.Principal;
 import io.gpupool.server.auth.Role;
 import io.gpupool.server.auth.Tokens;
+import io.gpupool.server.core.ConfigChange;
 import io.gpupool.server.core.Fields;
 import io.gpupool.server.core.PoolService;
 import io.gpupool.server.core.SchedulerSettings;
@@ -129,15 +131,21 @@ final class AdminRoutes {
         Json.send(ctx, 201, out);
     }
 
+    /** The whole configuration tree in force, tenants included (docs/configuration.md). */
     private void getConfig(Context ctx) {
         Requests.require(ctx, "read the configuration", Role.ADMIN, Role.MEMBER);
-        Json.send(ctx, 200, await(pool.settings()));
+        SchedulerSettings s = await(pool.settings());
+        Json.send(ctx, 200, s.toTree(await(pool.tenants())));
     }
 
+    /** The tree, whole or partial (or the older flat fields), checked in full, then applied and stored ({@link ConfigChange}). */
     private void putConfig(Context ctx) {
         Requests.require(ctx, "change the configuration", Role.ADMIN);
-        SchedulerSettings s = SchedulerSettings.parse(Requests.json(ctx), await(pool.settings()));
-        Json.send(ctx, 200, await(pool.reconfigure(s)));
+        JsonNode body = Requests.json(ctx);
+        Map<String, TenantRow> tenants = ConfigChange.byName(await(pool.tenants()));
+        ConfigChange change = ConfigChange.fromBody(body, "request body", await(pool.settings()), tenants, true);
+        SchedulerSettings applied = await(change.applyTo(pool, tenants));
+        Json.send(ctx, 200, applied.toTree(await(pool.tenants())));
     }
 
 }

@@ -1,79 +1,85 @@
 package io.gpupool.server.core;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.TenantConfig;
-import io.gpupool.engine.placement.PlacementConfig;
-import io.gpupool.engine.policy.FairSharePolicy;
-import io.gpupool.engine.policy.PolicyArgs;
-import io.gpupool.engine.policy.PolicyRegistry;
-import io.gpupool.engine.policy.PolicyType;
-import io.gpupool.engine.policy.PriorityAgingPolicy;
-import io.gpupool.model.SpecException;
+import io.gpupool.engine.config.PoolConfig;
+import io.gpupool.engine.config.PoolConfigWriter;
+import io.gpupool.store.TenantRow;
 
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 
 /**
- * The scheduler configuration an admin may change at run time (GET/PUT /api/v1/config). Validated in full
- * before anything is applied; stored as JSON under the setting 'scheduler'.
+ * The scheduler configuration in force in the service: the configuration tree (docs/configuration.md) less its
+ * tenants, which the service keeps in the store's tenant table and shows beside it ({@link #toTree}). The predictor
+ * is the one the service started with (--predictor or the --config file); it is shown, not stored. Stored as the
+ * tree's JSON under the setting 'scheduler'; a store written before the tree holds the flat fields (policy,
+ * placement, agingPerHour, ...), which read as shorthands ({@link ConfigChange}).
  */
-public record SchedulerSettings(String policy, String placement, double agingPerHour, long fairShareHalfLifeSec,
-                                int backfillDepth, long defaultRuntimeSec) {
-    public static final Set<String> FIELDS = Set.of("policy", "placement", "agingPerHour", "fairShareHalfLifeSec",
-            "backfillDepth", "defaultRuntimeSec");
+public record SchedulerSettings(PoolConfig tree) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    public SchedulerSettings {
+        if (!tree.tenants().isEmpty()) tree = tree.withTenants(Map.of());
+    }
+
+    /** The policy with its defaults, the default placement, the default predictor. */
     public static SchedulerSettings defaults(String policy) {
-        return new SchedulerSettings(policy, "binpack,topology", PriorityAgingPolicy.Args.DEFAULTS.agingPerHour(),
-                FairSharePolicy.Args.DEFAULTS.halfLifeMs() / 1000, PolicyArgs.DEFAULT_BACKFILL_DEPTH, SchedulerConfig.DEFAULT_RUNTIME_MS / 1000);
+        return new SchedulerSettings(PoolConfig.defaults(policy).withPredictor(new PoolConfig.Predictor(RuntimeLearning.DEFAULT_KIND)));
     }
 
-    /** A full or partial update over {@code base}; every given field is validated. */
-    public static SchedulerSettings parse(JsonNode body, SchedulerSettings base) {
-        Fields f = Fields.of(body, "", FIELDS);
-        String policy = f.string("policy", base.policy, 64);
-        if (!PolicyRegistry.names().contains(policy) || policy.equals("srtf-oracle")) {
-            throw ServiceException.invalid("policy", "unknown policy '" + policy + "'; the service runs: "
-                    + String.join(", ", PolicyRegistry.names().stream().filter(p -> !p.equals("srtf-oracle")).toList()));
-        }
-        String placement = f.string("placement", base.placement, 200);
-        try {
-            PlacementConfig.parse(placement);
-        } catch (SpecException e) {
-            throw ServiceException.invalid("placement", e.getMessage());
-        }
-        return new SchedulerSettings(policy, placement,
-                f.number("agingPerHour", base.agingPerHour, 0, 1e6),
-                f.integer("fairShareHalfLifeSec", base.fairShareHalfLifeSec, 0, 365L * 24 * 3600),
-                (int) f.integer("backfillDepth", base.backfillDepth, 1, 100_000),
-                f.integer("defaultRuntimeSec", base.defaultRuntimeSec, 1, 365L * 24 * 3600));
+    /** The policy's name (the pool snapshot shows it). */
+    public String policy() { return tree.policy().name(); }
+
+    /** The placement as its shorthand (the pool snapshot shows it). */
+    public String placement() { return tree.placement().shorthand(); }
+
+    /** The predictor the service runs. */
+    public String predictor() { return tree.predictorOr(RuntimeLearning.DEFAULT_KIND); }
+
+    public SchedulerSettings withPredictor(String name) {
+        return new SchedulerSettings(tree.withPredictor(new PoolConfig.Predictor(name)));
     }
 
-    /** The engine's configuration: of the policy settings here, those the policy has (the others keep their defaults). */
+    /** The engine's configuration with these tenants. */
     public SchedulerConfig toConfig(Map<String, TenantConfig> tenants) {
-        PolicyType<?> type = PolicyRegistry.type(policy);
-        Map<String, Object> args = new LinkedHashMap<>();
-        args.put("agingPerHour", agingPerHour);
-        args.put("halfLifeMs", fairShareHalfLifeSec * 1000);
-        args.put("backfillDepth", backfillDepth);
-        args.keySet().retainAll(type.argNames());
-        return new SchedulerConfig(policy, type.parseArgs(args), PlacementConfig.parse(placement), tenants, defaultRuntimeSec * 1000);
+        return tree.withTenants(tenants).toSchedulerConfig();
     }
 
+    /** The whole tree in force, with the store's tenants: what GET /api/v1/config answers. */
+    public Map<String, Object> toTree(Collection<TenantRow> tenants) {
+        return PoolConfigWriter.toMap(tree.withTenants(tenantConfigs(tenants)));
+    }
+
+    static Map<String, TenantConfig> tenantConfigs(Collection<TenantRow> rows) {
+        Map<String, TenantConfig> out = new LinkedHashMap<>();
+        for (TenantRow t : rows) out.put(t.name(), new TenantConfig(t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus()));
+        return out;
+    }
+
+    /** The stored form: the tree without tenants (stored as tenants) and predictor (chosen at start). */
     public String toJson() {
-        ObjectNode o = JSON.valueToTree(this);
-        return o.toString();
+        Map<String, Object> m = PoolConfigWriter.toMap(tree);
+        m.remove("tenants");
+        m.remove("predictor");
+        try {
+            return JSON.writeValueAsString(m);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("the configuration tree cannot be written as JSON", e);
+        }
     }
 
+    /** The stored form (either version) over {@code base}; a store that holds no valid configuration stops the start. */
     public static SchedulerSettings fromJson(String json, SchedulerSettings base) {
         try {
-            return parse(JSON.readTree(json), base);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            return ConfigChange.fromBody(JSON.readTree(json), "stored configuration", base, Map.of(), false).settings();
+        } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored scheduler settings are not JSON: " + e.getOriginalMessage());
+        } catch (ServiceException e) {
+            throw new IllegalStateException("stored scheduler settings are not valid: " + e.getMessage());
         }
     }
 }
