@@ -44,6 +44,11 @@ import java.util.logging.Logger;
  * GPU nodes changes and at start: every pod that holds GPUs by its decision annotations takes exactly those
  * GPUs back ({@link Scheduler#restoreRunning}: a GPU recorded twice is refused, never handed out twice),
  * then pending pods queue again in creation order. Decayed fair-share history restarts at a rebuild.
+ *
+ * <p>Over 500 lines on purpose: the pod-to-job maps ({@code jobOfPod}, {@code podsOfJob}, the gang waiting room),
+ * the engine and the backoff and report state change together in every entry point, and the invariant they keep
+ * (a pod that holds GPUs maps to exactly one running job holding exactly those GPUs) is read in one place. The
+ * engine's decisions are behind {@link Scheduler}'s driver surface; what is here is only the Kubernetes side.
  */
 public final class ClusterModel {
     private static final Logger LOG = Logger.getLogger(ClusterModel.class.getName());
