@@ -135,7 +135,12 @@ class ApiTest {
         String big = s.post("/api/v1/jobs", t, job(4, "gpuTypes", List.of("T4"))).text("id");
         String second = s.post("/api/v1/jobs", t, job(4, "gpuTypes", List.of("T4"))).text("id");
         eventually("the first runs", () -> state(big, t).equals("RUNNING"));
-        eventually("the second has a reason", () -> s.get("/api/v1/jobs/" + second, t).text("waitReason").startsWith("waits"));
+        eventually("the second has a reason", () -> s.get("/api/v1/jobs/" + second, t).body().path("waitStatus").path("code").asText().equals("UNSCHEDULABLE"));
+        // the refusal as data: the capacity filter found no node with 4 free GPUs (the first holds them)
+        JsonNode why = s.get("/api/v1/jobs/" + second, t).body().path("waitStatus");
+        assertThat(why.path("resource").asText()).isEqualTo("GPUS");
+        assertThat(why.path("requested").asLong()).isEqualTo(4);
+        assertThat(s.get("/api/v1/jobs/" + second, t).text("waitReason")).isNotBlank();
         assertThat(s.get("/api/v1/jobs/" + second, t).text("state")).isEqualTo("PENDING");
         eventually("the pool's queue shows it", () -> s.get("/api/v1/pool", t).body().path("queue").findValuesAsText("id").contains(second));
 
@@ -160,7 +165,10 @@ class ApiTest {
         eventually("the first runs", () -> state(a, t).equals("RUNNING"));
         // one A10 is still free, but only 2 of the node's 8 CPUs are
         String b = s.post("/api/v1/jobs", t, job(1, "gpuTypes", List.of("A10"), "cpuMilli", 6000)).text("id");
-        eventually("the second waits for CPU", () -> s.get("/api/v1/jobs/" + b, t).text("waitReason").contains("CPU"));
+        eventually("the second waits for CPU", () -> s.get("/api/v1/jobs/" + b, t).body().path("waitStatus").path("resource").asText().equals("HOST_CPU"));
+        JsonNode cpu = s.get("/api/v1/jobs/" + b, t).body().path("waitStatus");
+        assertThat(cpu.path("requested").asLong()).isEqualTo(6000);
+        assertThat(cpu.path("free").asLong()).isEqualTo(2000);
         assertThat(state(b, t)).isEqualTo("PENDING");
         assertThat(s.delete("/api/v1/jobs/" + a, t).status()).isEqualTo(200);
         eventually("the second runs once the CPUs are back", () -> state(b, t).equals("RUNNING"));

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gpupool.engine.status.Status;
 import io.gpupool.server.core.JobRequest;
 import io.gpupool.server.core.Views;
 import io.gpupool.store.AttemptRow;
@@ -73,11 +74,34 @@ final class JobJson {
         o.put("idempotencyKey", row.idemKey());
         if (live != null) {
             o.put("waitReason", live.waitReason());
+            o.set("waitStatus", waitStatus(o, live.waitStatus()));
             o.set("allocation", Json.MAPPER.valueToTree(live.allocation()));
         } else {
             o.putNull("waitReason");
+            o.putNull("waitStatus");
             o.putArray("allocation");
         }
         return o;
+    }
+
+    /**
+     * The refusal a waiting job's reason renders, as data (null for a note such as "preempted for j7"): code
+     * (UNSCHEDULABLE: not now; UNRESOLVABLE: never here; ERROR), the plugin that refused, the resource, and the
+     * amounts where they apply (null where they do not).
+     */
+    private static JsonNode waitStatus(ObjectNode parent, Status s) {
+        if (s == null) return parent.nullNode();
+        ObjectNode o = parent.objectNode();
+        o.put("code", s.code().name());
+        o.put("plugin", s.plugin());
+        o.put("resource", s.resource().name());
+        o.set("requested", amount(o, s.requested()));
+        o.set("free", amount(o, s.free()));
+        o.set("capacity", amount(o, s.capacity()));
+        return o;
+    }
+
+    private static JsonNode amount(ObjectNode o, long v) {
+        return v == Status.UNKNOWN ? o.nullNode() : o.numberNode(v);
     }
 }

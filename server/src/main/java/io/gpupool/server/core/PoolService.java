@@ -155,7 +155,7 @@ public final class PoolService implements AutoCloseable {
             ActiveJob a = pool.active.get(jobId);
             if (a == null) return null;
             JobState j = pool.engine.job(jobId);
-            return new Views.Live(a.row.state(), j.waitReason(), pool.grants(j.allocation()));
+            return new Views.Live(a.row.state(), j.waitReason(), j.waitStatus(), pool.grants(j.allocation()));
         });
     }
 

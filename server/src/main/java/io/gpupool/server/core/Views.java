@@ -13,7 +13,8 @@ public final class Views {
     private Views() {}
 
     /** What only the live engine knows of an active job: its grants as the API shows them. */
-    public record Live(String state, String waitReason, List<Grant> allocation) {}
+    /** A job's state as the engine has it now: why it waits (the sentence, and the refusal as data), its GPUs. */
+    public record Live(String state, String waitReason, io.gpupool.engine.status.Status waitStatus, List<Grant> allocation) {}
 
     /**
      * A node registered by its agent.
