@@ -46,9 +46,10 @@ import java.util.logging.Logger;
  * then pending pods queue again in creation order. Decayed fair-share history restarts at a rebuild.
  *
  * <p>Over 500 lines on purpose: the pod-to-job maps ({@code jobOfPod}, {@code podsOfJob}, the gang waiting room),
- * the engine and the backoff and report state change together in every entry point, and the invariant they keep
+ * the engine and the bind backoff change together in every entry point, and the invariant they keep
  * (a pod that holds GPUs maps to exactly one running job holding exactly those GPUs) is read in one place. The
- * engine's decisions are behind {@link Scheduler}'s driver surface; what is here is only the Kubernetes side.
+ * engine's decisions are behind {@link Scheduler}'s driver surface, what pods are told is {@link PodReports}; what is
+ * here is only the Kubernetes side of the pod-to-job mapping.
  */
 public final class ClusterModel {
     private static final Logger LOG = Logger.getLogger(ClusterModel.class.getName());
@@ -106,11 +107,9 @@ public final class ClusterModel {
     private final Map<String, List<String>> podsOfJob = new HashMap<>();
     private final Map<String, PodRequest> requestOfJob = new HashMap<>();
     private final Map<String, Map<String, PodRequest>> gangWaiting = new HashMap<>();
-    private final Map<String, String> reported = new HashMap<>();
     private final Map<String, Long> retryAt = new HashMap<>();
     private final Map<String, Integer> bindFailures = new HashMap<>();
-    private final Map<String, Long> reportedAt = new HashMap<>();
-    private final List<Report> reports = new ArrayList<>();
+    private final PodReports reports = new PodReports();
     private final List<Eviction> evictions = new ArrayList<>();
     private int rebuilds;
 
@@ -173,8 +172,7 @@ public final class ClusterModel {
         if (p != null) keyOfUid.remove(p.getMetadata().getUid());
         if (engine == null || rebuildNeeded) return;
         drop(key);
-        reported.remove(key);
-        reportedAt.remove(key);
+        reports.forget(key);
         retryAt.remove(key);
         bindFailures.remove(key);
     }
@@ -221,9 +219,7 @@ public final class ClusterModel {
     }
 
     public List<Report> drainReports() {
-        List<Report> out = List.copyOf(reports);
-        reports.clear();
-        return out;
+        return reports.drain();
     }
 
     public List<Eviction> drainEvictions() {
@@ -589,11 +585,10 @@ public final class ClusterModel {
         // what this round said of these pods before placing them (a gang member told it waits, while the
         // rebuild or one batch of events brought the others) is stale: written after the binding, it would
         // mark a bound pod unschedulable
-        reports.removeIf(r -> keys.contains(r.namespace() + "/" + r.name()));
+        reports.bound(keys);
         List<Decision> out = new ArrayList<>();
         for (int i = 0; i < keys.size(); i++) {
             String key = keys.get(i);
-            reported.remove(key);
             out.add(decision(key, pods.get(key), req, replicas.get(i), keys.size() > 1 ? id : key, now));
         }
         return out;
@@ -693,29 +688,12 @@ public final class ClusterModel {
             Status status = j.waitStatus() != null ? j.waitStatus() : Status.unschedulable(QUEUE, Resource.NONE, why);
             for (String key : podsOfJob.getOrDefault(j.id(), List.of())) {
                 Pod p = pods.get(key);
-                if (p != null) reportWait(p, why, status, now);
+                if (p != null) reports.waiting(p, why, status, now);
             }
         }
     }
 
-    /** The engine's reason a queued pod waits: it changes with every round, so at most one report per interval. */
-    private void reportWait(Pod pod, String reason, Status status, long now) {
-        Long at = reportedAt.get(Pods.key(pod));
-        if (at != null && now - at < WAIT_REPORT_INTERVAL_MS) return;
-        if (report(pod, reason, status, now)) reportedAt.put(Pods.key(pod), now);
-    }
-
-    private boolean report(Pod pod, Status status, long now) {
-        return report(pod, status.message(), status, now);
-    }
-
-    /** Reports the pod's refusal, told as {@code message} (a wait reason adds "waits: " to its status). */
-    private boolean report(Pod pod, String message, Status status, long now) {
-        String key = Pods.key(pod);
-        String text = "gpupool: " + message;
-        if (text.equals(reported.get(key))) return false;
-        reported.put(key, text);
-        reports.add(new Report(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), text, status));
-        return true;
+    private void report(Pod pod, Status status, long now) {
+        reports.refusal(pod, status);
     }
 }
