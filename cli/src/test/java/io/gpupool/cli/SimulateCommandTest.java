@@ -32,7 +32,7 @@ class SimulateCommandTest {
     void theHelpListsTheRegisteredPoliciesAndThemisRuns() throws IOException {
         Cli.Result help = Cli.run("simulate", "--help");
         assertThat(help.exitCode()).isZero();
-        assertThat(help.out().replaceAll("\\s+", " ")).contains("fcfs, fcfs-backfill, priority, fair-share, qssf, las, srtf-oracle, themis.");
+        assertThat(help.out().replaceAll("\\s+", " ")).contains("fcfs, fcfs-backfill, priority, fair-share, qssf, las, srtf-oracle, themis (default");
         Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "themis", "--output", "json");
         assertThat(r.exitCode()).isZero();
         JsonNode arr = new ObjectMapper().readTree(r.out());
