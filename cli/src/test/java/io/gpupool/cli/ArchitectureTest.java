@@ -10,9 +10,11 @@ import io.gpupool.engine.state.ClusterState;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Set;
 
 import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static org.assertj.core.api.Assertions.assertThat;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -28,10 +30,13 @@ class ArchitectureTest {
 
     @BeforeAll
     static void importMainClasses() {
+        // the other modules' classes are directories under `mvn test` and jars under `mvn verify`: read both
         classes = new ClassFileImporter()
                 .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
                 .importPackages("io.gpupool");
+        for (String module : List.of("model", "engine", "sim", "optimize", "predict", "agent", "store", "server", "k8s", "cli")) {
+            assertThat(classes.containPackage("io.gpupool." + module)).as("classes of module " + module + " were read").isTrue();
+        }
     }
 
     /** What changes the cluster's capacity state or a tenant's account. */
