@@ -266,12 +266,13 @@ public final class ClusterModel {
 
     /** Scores 0..maxScore for the nodes that can take the pod (0 for the others); higher is better. */
     public Map<String, Long> prioritize(Pod pod, List<String> nodeNames, long maxScore) {
-        FilterOutcome f = filter(pod, nodeNames);
+        ensureBuilt();
         Map<String, Long> scores = new LinkedHashMap<>();
         nodeNames.forEach(n -> scores.put(n, 0L));
         PodRequest req = PodRequest.of(pod, catalog);
-        if (req == null || f.passed().isEmpty()) return scores;
-        scores.putAll(engine.filterAndScore(job(Pods.key(pod), pod, req, 1), f.passed(), maxScore));
+        // what filter() passes for a GPU pod, filterAndScore filters itself (unknown nodes left out): one pass per node
+        if (req == null || req.gang() != null) return scores;
+        scores.putAll(engine.filterAndScore(job(Pods.key(pod), pod, req, 1), nodeNames, maxScore));
         return scores;
     }
 
@@ -462,12 +463,12 @@ public final class ClusterModel {
         try {
             req = PodRequest.of(pod, catalog);
         } catch (SpecException e) {
-            report(pod, Status.unresolvable(POD_REQUEST, Resource.NONE, e.getMessage()), now());
+            reports.refusal(pod, Status.unresolvable(POD_REQUEST, Resource.NONE, e.getMessage()));
             return;
         }
         if (req == null) {
-            report(pod, Status.unresolvable(POD_REQUEST, Resource.NONE,
-                    "asks for no GPU (" + KubeNames.GPU + "); gpupool places GPU pods only, leave the others to the default scheduler"), now());
+            reports.refusal(pod, Status.unresolvable(POD_REQUEST, Resource.NONE,
+                    "asks for no GPU (" + KubeNames.GPU + "); gpupool places GPU pods only, leave the others to the default scheduler"));
             return;
         }
         if (req.gang() == null) {
@@ -493,15 +494,15 @@ public final class ClusterModel {
         Map<String, PodRequest> waiting = gangWaiting.computeIfAbsent(gangKey, k -> new LinkedHashMap<>());
         PodRequest first = waiting.values().stream().findFirst().orElse(req);
         if (!first.sameShape(req) || first.gangMinMembers() != req.gangMinMembers()) {
-            report(pod, Status.unresolvable(GANG, Resource.NONE, "differs from the other members of gang " + req.gang()
-                    + " (GPUs, GPU types, NVLink or min members); gang members are replicas of one shape"), now());
+            reports.refusal(pod, Status.unresolvable(GANG, Resource.NONE, "differs from the other members of gang " + req.gang()
+                    + " (GPUs, GPU types, NVLink or min members); gang members are replicas of one shape"));
             return;
         }
         waiting.put(key, req);
         if (waiting.size() < req.gangMinMembers()) {
             for (String m : waiting.keySet()) {
-                report(pods.get(m), Status.unschedulable(GANG, Resource.NONE, "waits for gang " + req.gang() + ": " + waiting.size() + " of "
-                        + req.gangMinMembers() + " members are here"), now());
+                reports.refusal(pods.get(m), Status.unschedulable(GANG, Resource.NONE, "waits for gang " + req.gang() + ": " + waiting.size() + " of "
+                        + req.gangMinMembers() + " members are here"));
             }
             return;
         }
@@ -525,7 +526,7 @@ public final class ClusterModel {
         SubmitResult r = engine.submit(job(id, first, req, members.size()), now());
         if (!r.accepted()) {
             engine.forget(id);
-            for (Pod p : members) report(p, r.status().within("cannot run on this cluster: "), now());
+            for (Pod p : members) reports.refusal(p, r.status().within("cannot run on this cluster: "));
             return false;
         }
         kubeFilter.track(id, first);
@@ -628,7 +629,7 @@ public final class ClusterModel {
             devices = DeviceAnnotations.decode(encoded, "pod " + key + " annotation " + KubeNames.DEVICES_ALLOCATED)
                     .stream().flatMap(List::stream).toList();
         } catch (SpecException e) {
-            report(pod, Status.error(POD_REQUEST, e.getMessage()), now);
+            reports.refusal(pod, Status.error(POD_REQUEST, e.getMessage()));
             return;
         }
         if (devices.isEmpty()) {
@@ -651,7 +652,7 @@ public final class ClusterModel {
         for (DeviceAnnotations.Device d : devices) {
             int idx = indexOf(n, d.uuid());
             if (idx < 0) {
-                report(pod, Status.error(POD_REQUEST, "holds GPU " + d.uuid() + " which node " + node + " does not have"), now);
+                reports.refusal(pod, Status.error(POD_REQUEST, "holds GPU " + d.uuid() + " which node " + node + " does not have"));
                 return;
             }
             grants.add(whole ? new GpuGrant(nodeId, idx, GpuShare.WHOLE, n.memoryCapacityMib(), true)
@@ -663,7 +664,7 @@ public final class ClusterModel {
         SubmitResult r = engine.restoreRunning(job(key, pod, effective, 1), new Allocation(key, List.of(grants)), boundAtMs(pod), now);
         if (!r.accepted()) {
             engine.forget(key);
-            report(pod, r.status().within("its recorded GPUs cannot be taken back: "), now);
+            reports.refusal(pod, r.status().within("its recorded GPUs cannot be taken back: "));
             LOG.warning("pod " + key + ": " + r.reason());
             return;
         }
@@ -691,9 +692,5 @@ public final class ClusterModel {
                 if (p != null) reports.waiting(p, why, status, now);
             }
         }
-    }
-
-    private void report(Pod pod, Status status, long now) {
-        reports.refusal(pod, status);
     }
 }
