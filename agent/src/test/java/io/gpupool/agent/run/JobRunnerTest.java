@@ -20,6 +20,7 @@ import java.util.Map;
 
 import static io.gpupool.agent.run.Jobs.await;
 import static io.gpupool.agent.run.Jobs.eventually;
+import static io.gpupool.agent.run.Jobs.printed;
 import static io.gpupool.agent.run.Jobs.sh;
 import static io.gpupool.agent.run.Jobs.started;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -197,13 +198,5 @@ class JobRunnerTest {
         assertThat(longEnd.exitCode()).as("read from the wrapper's exit file").isEqualTo(7);
         assertThat(Files.readAllLines(work.resolve("launches.txt"))).as("never relaunched").containsExactly("started");
         assertThat(runner.recover()).as("nothing left to adopt").isEmpty();
-    }
-
-    private static boolean printed(RunningJob job, String text) {
-        try {
-            return Files.readString(job.directory().stdout()).contains(text);
-        } catch (IOException e) {
-            return false;
-        }
     }
 }

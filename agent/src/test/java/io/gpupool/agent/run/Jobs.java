@@ -3,6 +3,8 @@ package io.gpupool.agent.run;
 import io.gpupool.agent.protocol.GrantedGpu;
 import io.gpupool.agent.protocol.JobLaunch;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -37,5 +39,17 @@ final class Jobs {
             Thread.sleep(20);
         }
         return condition.getAsBoolean();
+    }
+
+    /**
+     * Whether the job's own command printed {@code text}: its shell has then replaced the wrapper's fork, which still
+     * had the wrapper's TERM trap (a SIGTERM in that moment is ignored, and the job runs on).
+     */
+    static boolean printed(RunningJob job, String text) {
+        try {
+            return Files.readString(job.directory().stdout()).contains(text);
+        } catch (IOException e) {
+            return false;
+        }
     }
 }

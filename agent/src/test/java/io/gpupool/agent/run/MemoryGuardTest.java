@@ -15,6 +15,7 @@ import java.time.Duration;
 
 import static io.gpupool.agent.run.Jobs.await;
 import static io.gpupool.agent.run.Jobs.eventually;
+import static io.gpupool.agent.run.Jobs.printed;
 import static io.gpupool.agent.run.Jobs.sh;
 import static io.gpupool.agent.run.Jobs.started;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -51,7 +52,10 @@ class MemoryGuardTest {
     private RunningJob startJobHolding(RunnerConfig.MemoryPolicy policy, long heldMib) throws Throwable {
         runner = new JobRunner(RunnerConfig.defaults(work).withKillGrace(Duration.ofMillis(300)).withMemoryPolicy(policy),
                 nvml.discover().gpus(), events);
-        RunningJob job = started(runner.start(sh("train", "sleep 30; true", new GrantedGpu(GPU0, 100, 4096))));
+        RunningJob job = started(runner.start(sh("train", "echo ready; sleep 30; true", new GrantedGpu(GPU0, 100, 4096))));
+        // "ready" comes from the command itself, so its shell has replaced the wrapper's fork: a SIGTERM from the
+        // kill policy is not lost to the fork's TERM trap (which left the job to the SIGKILL after the grace)
+        assertThat(eventually(Duration.ofSeconds(5), () -> printed(job, "ready"))).isTrue();
         // The CUDA process is the job's child, as with a real launcher script.
         assertThat(eventually(Duration.ofSeconds(5), () -> job.handle().children().findAny().isPresent())).isTrue();
         long child = job.handle().children().findFirst().orElseThrow().pid();
