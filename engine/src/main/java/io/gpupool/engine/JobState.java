@@ -1,5 +1,7 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.policy.RuntimeOracle;
+import io.gpupool.engine.policy.RuntimePredictor;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.status.Status;
 import io.gpupool.model.JobSpec;
@@ -19,11 +21,16 @@ public final class JobState {
     long endMs = -1;
     long queuedSinceMs;
     long waitedMs;
+    long waitedBeforeQueueMs;   // waitedMs when the job last entered the queue (it changes at a start, this does not)
     int preemptions;
     Status waitStatus;   // the last refusal, rendered as the wait reason (null: the reason is waitNote)
     String waitNote = "not yet considered";
     long reasonRound = -1;
     private String shapeKey; // computed once: rounds over long queues ask for it per job
+    private RuntimeOracle toldBy;           // the oracle `trueRuntimeMs` came from
+    private long trueRuntimeMs;
+    private RuntimePredictor predictedBy;   // the predictor whose view of this job `prediction` is
+    private RuntimePredictor.Prediction prediction;
     String holdReason; // non-null while the job is held (Scheduler.hold): it stays queued but is not placed
     private final RoundNote round;
 
@@ -109,6 +116,29 @@ public final class JobState {
         return shapeKey;
     }
 
+    /** The predictor's current run-time prediction for this job; the predictor's view of it is made once ({@link RuntimePredictor#track}). */
+    public long predictedRuntimeMs(RuntimePredictor predictor) {
+        if (predictor != predictedBy) {
+            prediction = predictor.track(spec);
+            predictedBy = predictor;
+        }
+        return prediction.ms();
+    }
+
+    /** Shares one string among the jobs of a shape, so that memos keyed on it compare by identity first. */
+    void internShapeKey(java.util.Map<String, String> shapes) {
+        shapeKey = shapes.computeIfAbsent(shapeKey(), k -> k);
+    }
+
+    /** The job's true run time, asked of the oracle once: clairvoyant policies read it for every job in every round. */
+    public long trueRuntimeMs(RuntimeOracle oracle) {
+        if (oracle != toldBy) {
+            trueRuntimeMs = oracle.runtimeMs(spec.id());
+            toldBy = oracle;
+        }
+        return trueRuntimeMs;
+    }
+
     /** Wall-clock run time so far, over all runs. */
     public long attainedMs(long nowMs) {
         return attainedBeforeMs + (runStartMs >= 0 ? nowMs - runStartMs : 0);
@@ -127,6 +157,14 @@ public final class JobState {
     /** Total time spent waiting in the queue so far (over all waits). */
     public long waitedMs(long nowMs) {
         return waitedMs + (status == JobStatus.PENDING ? nowMs - queuedSinceMs : 0);
+    }
+
+    /**
+     * While the job is pending, {@code waitedMs(now) - now}: a constant for as long as it stays queued, also across
+     * the instant it starts (so an order keyed on it stays valid until the queue drops the job); new when it is queued again.
+     */
+    public long waitOffsetMs() {
+        return waitedBeforeQueueMs - queuedSinceMs;
     }
 
     /** Time since the current run started: work lost if it is preempted now. */

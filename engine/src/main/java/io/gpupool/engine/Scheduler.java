@@ -54,6 +54,7 @@ public final class Scheduler {
     private final Map<String, JobState> jobs = new HashMap<>();
     private final Map<String, JobState> pending = new LinkedHashMap<>();
     private final Map<String, JobState> running = new LinkedHashMap<>();
+    private final Map<String, String> shapeKeys = new HashMap<>();   // one string per job shape (JobState.internShapeKey)
     private SchedulerConfig config;
     private QueuePolicy policy;
     private PlacementPipeline pipeline;
@@ -126,6 +127,7 @@ public final class Scheduler {
             job.endMs = nowMs;
             return SubmitResult.rejected(spec.id(), why);
         }
+        job.internShapeKey(shapeKeys);
         pending.put(spec.id(), job);
         if (standing != null) standing.add(job);
         round.arrived(job);
@@ -427,6 +429,7 @@ public final class Scheduler {
         stop(job, nowMs);
         job.status = JobStatus.PENDING;
         job.queuedSinceMs = nowMs;
+        job.waitedBeforeQueueMs = job.waitedMs;
         job.preemptions++;
         pending.put(job.id(), job);
         if (standing != null) standing.add(job);

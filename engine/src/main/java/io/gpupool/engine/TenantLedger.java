@@ -61,7 +61,12 @@ public final class TenantLedger {
     }
 
     public Account account(String tenant) {
-        return accounts.computeIfAbsent(tenant, t -> new Account(configured.getOrDefault(t, TenantConfig.defaultFor(t))));
+        Account a = accounts.get(tenant);   // not computeIfAbsent: rounds ask for every job, and its lambda would allocate each time
+        if (a == null) {
+            a = new Account(configured.getOrDefault(tenant, TenantConfig.defaultFor(tenant)));
+            accounts.put(tenant, a);
+        }
+        return a;
     }
 
     public Collection<Account> accounts() { return accounts.values(); }

@@ -4,6 +4,7 @@ import io.gpupool.engine.policy.JobQueue;
 import io.gpupool.engine.policy.LasPolicy;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.PolicyRegistry;
+import io.gpupool.engine.policy.PriorityAgingPolicy;
 import io.gpupool.engine.policy.QueuePolicy;
 import io.gpupool.engine.policy.StandingOrder;
 import io.gpupool.engine.policy.StandingQueue;
@@ -40,7 +41,7 @@ class StandingQueueTest {
                 if (seed == 1) compared.add(name);
             }
         }
-        assertThat(compared).containsExactly("fcfs", "fcfs-backfill", "las", "srtf-oracle");
+        assertThat(compared).containsExactlyInAnyOrder("fcfs", "fcfs-backfill", "las", "priority", "srtf-oracle");
     }
 
     /** Random rounds; false when the policy keeps no standing order. */
@@ -58,8 +59,10 @@ class StandingQueueTest {
             now += rnd.nextInt(1, 100) * 1000L;
             for (int k = rnd.nextInt(0, 6); k > 0; k--) {
                 // submit times collide often, so ties (broken by arrival order) are exercised
-                JobState j = new JobState(job("j" + seq, 1 + rnd.nextInt(4)).submitMs(now - rnd.nextInt(3) * 1000L).build(), seq++, now, note);
+                JobState j = new JobState(job("j" + seq, 1 + rnd.nextInt(4)).submitMs(now - rnd.nextInt(3) * 1000L)
+                        .priority(rnd.nextInt(3)).build(), seq++, now, note);
                 j.attainedBeforeMs = rnd.nextInt(4) * 30_000L;   // requeued jobs carry attained service (LAS queues)
+                j.waitedMs = j.waitedBeforeQueueMs = rnd.nextInt(4) * 1_800_000L;   // and time waited before (priority's aging)
                 runtimes.put(j.id(), 1000L * rnd.nextInt(1, 1000));
                 pending.add(j);
                 standing.add(j);
@@ -69,7 +72,7 @@ class StandingQueueTest {
                 standing.remove(gone);
             }
             PolicyContext ctx = new PolicyContext(now, config, ctx0.cluster(), null, ctx0.predictor(), runtimes::get, List.of());
-            JobQueue expected = policy.queue(ctx, new ArrayList<>(pending));
+            JobQueue expected = perRoundOrder(name, policy, ctx, new ArrayList<>(pending));
             JobQueue actual = standing.round(ctx);
             // poll both; start some jobs, and requeue one started job as if preempted in the same round
             JobState requeued = null;
@@ -80,12 +83,15 @@ class StandingQueueTest {
                 if (a.status != JobStatus.PENDING) continue;
                 if (rnd.nextInt(3) == 0) {
                     a.status = JobStatus.RUNNING;
+                    a.waitedMs += now - a.queuedSinceMs;   // as Scheduler.start does, while the standing queue still holds it
                     pending.remove(a);
                     standing.remove(a);
                     if (requeued == null && rnd.nextInt(3) == 0) {
                         requeued = a;
                         // preempted at the instant it started: its attained service, hence its key, is unchanged
                         a.status = JobStatus.PENDING;
+                        a.queuedSinceMs = now;
+                        a.waitedBeforeQueueMs = a.waitedMs;
                         pending.add(a);
                         standing.add(a);
                         expected.requeue(a);
@@ -97,5 +103,15 @@ class StandingQueueTest {
             assertThat(standing.size()).isEqualTo(pending.size());
         }
         return true;
+    }
+
+    /**
+     * The order each round would give by sorting: the policy's own queue, except priority, whose standing order
+     * replaced a sort by the aged wait at the round's time ({@link PriorityAgingPolicy#agedWaitMs}).
+     */
+    private static JobQueue perRoundOrder(String name, StandingOrder policy, PolicyContext ctx, List<JobState> pending) {
+        if (!name.equals("priority")) return policy.queue(ctx, pending);
+        double rate = PriorityAgingPolicy.Args.DEFAULTS.agingPerHour();
+        return JobQueue.sorted(pending, java.util.Comparator.comparingLong((JobState j) -> -PriorityAgingPolicy.agedWaitMs(j, ctx.nowMs(), rate)));
     }
 }

@@ -46,9 +46,9 @@ public final class FairSharePolicy implements QueuePolicy, Admission, Preemption
     private static final Comparator<JobState> ARRIVAL = Comparator.comparingLong((JobState j) -> j.spec().submitTimeMs()).thenComparingLong(JobState::seq);
 
     /**
-     * One tenant's pending jobs in arrival order, with its key cached: a key changes only when the ledger
-     * does (a start or a preemption in this round) or when the tenant's head changes, so a round over a long
-     * queue does not recompute every tenant's key for every job it tries.
+     * One tenant's pending jobs in arrival order, with its key cached: a key reads only the ledger, which changes
+     * when a job starts or is preempted in this round, so a round over a long queue does not recompute every
+     * tenant's key for every job it tries.
      */
     private static final class TenantLine {
         final String tenant;
@@ -91,7 +91,7 @@ public final class FairSharePolicy implements QueuePolicy, Admission, Preemption
                     if (best == null || (l.under && !best.under) || (l.under == best.under && ranksBefore(l, best))) best = l;
                 }
                 if (best == null) return null;
-                best.fresh = false; // its head changes
+                // its key stays: it reads the ledger only, which changes when a job starts or is requeued (below)
                 return best.jobs.poll();
             }
 

@@ -15,6 +15,7 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
     private final Map<String, RecentRunTimes> history = new HashMap<>();
     private final RecentRunTimes global = new RecentRunTimes(WINDOW);
     private final long defaultMs;
+    private long observations;
 
     public HistoryMedianPredictor(long defaultMs) {
         this.defaultMs = defaultMs;
@@ -31,9 +32,31 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
         return r.size() == 0 ? defaultMs : Math.max(1, r.median());
     }
 
+    /** The job's groups resolved once: the same answer as {@link #predictMs}, without building keys each time. */
+    @Override
+    public Prediction track(JobSpec job) {
+        if (job.runtimeEstimateMs().isPresent()) {
+            long estimate = job.runtimeEstimateMs().getAsLong();
+            return () -> estimate;
+        }
+        // an empty group answers as a missing one does, so creating the groups now changes no prediction
+        RecentRunTimes byName = history.computeIfAbsent(userNameKey(job), k -> new RecentRunTimes(WINDOW));
+        RecentRunTimes byUser = history.computeIfAbsent(userKey(job), k -> new RecentRunTimes(WINDOW));
+        return () -> {
+            RecentRunTimes r = byName.size() > 0 ? byName : byUser.size() > 0 ? byUser : global;
+            return r.size() == 0 ? defaultMs : Math.max(1, r.median());
+        };
+    }
+
+    @Override
+    public long version() {
+        return observations;
+    }
+
     @Override
     public void observe(JobSpec job, long runMs) {
         if (runMs <= 0) return;
+        observations++;
         history.computeIfAbsent(userNameKey(job), k -> new RecentRunTimes(WINDOW)).add(runMs);
         history.computeIfAbsent(userKey(job), k -> new RecentRunTimes(WINDOW)).add(runMs);
         global.add(runMs);

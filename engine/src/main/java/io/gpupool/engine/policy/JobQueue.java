@@ -17,6 +17,11 @@ public interface JobQueue {
     /** A job was preempted in this round and may be tried again. */
     void requeue(JobState job);
 
+    /** A queue by a number per job, lowest first ({@code descending}: highest first); ties go to arrival order. */
+    static JobQueue byKey(Collection<JobState> jobs, java.util.function.ToDoubleFunction<JobState> key, boolean descending) {
+        return new KeyedQueue(jobs, key, descending);
+    }
+
     /** A queue in a fixed order; ties go to arrival order. */
     static JobQueue sorted(Collection<JobState> jobs, Comparator<JobState> order) {
         Comparator<JobState> full = order.thenComparingLong(JobState::seq);

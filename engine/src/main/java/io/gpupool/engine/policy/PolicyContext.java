@@ -19,6 +19,6 @@ public record PolicyContext(
 
     /** Run time the engine expects of a job: its estimate, else the predictor's guess. */
     public long expectedRuntimeMs(JobState job) {
-        return predictor.predictMs(job.spec());
+        return job.predictedRuntimeMs(predictor);
     }
 }

@@ -2,7 +2,6 @@ package io.gpupool.engine.policy;
 
 import io.gpupool.engine.JobState;
 
-import java.util.Collection;
 import java.util.Comparator;
 
 /**
@@ -18,7 +17,7 @@ import java.util.Comparator;
  * "priority 0 after 1 h 15 min" and "priority 10 after 0 h" at a = 8/h could fall either way and change
  * from round to round).
  */
-public final class PriorityAgingPolicy implements QueuePolicy {
+public final class PriorityAgingPolicy implements QueuePolicy, StandingOrder {
     private static final double HOUR_MS = 3_600_000.0;
     /** Bound on the priority term, so that adding the wait never overflows. */
     private static final double MAX_PRIORITY_MS = 1e18;
@@ -38,10 +37,14 @@ public final class PriorityAgingPolicy implements QueuePolicy {
 
     private final double agingPerHour;
     private final PolicyTraits traits;
+    private final Comparator<JobState> order;
 
     public PriorityAgingPolicy(Args args) {
         this.agingPerHour = args.agingPerHour();
-        this.traits = PolicyTraits.backfill(args.backfillDepth());
+        this.traits = PolicyTraits.backfill(args.backfillDepth(), PolicyTraits.Trait.STANDING_ORDER);
+        double rate = agingPerHour;
+        this.order = rate <= 0 ? Comparator.comparingInt((JobState j) -> -j.spec().priority())
+                : Comparator.comparingLong((JobState j) -> -(priorityMs(j, rate) + j.waitOffsetMs()));
     }
 
     @Override public String name() { return "priority"; }
@@ -57,15 +60,22 @@ public final class PriorityAgingPolicy implements QueuePolicy {
      * milliseconds, so exact ties are exact.
      */
     public static long agedWaitMs(JobState j, long nowMs, double agingPerHour) {
-        double priorityMs = Math.rint(j.spec().priority() * HOUR_MS / agingPerHour);
-        return (long) Math.max(-MAX_PRIORITY_MS, Math.min(MAX_PRIORITY_MS, priorityMs)) + j.waitedMs(nowMs);
+        return priorityMs(j, agingPerHour) + j.waitedMs(nowMs);
     }
 
+    /** The priority term of {@link #agedWaitMs}, bounded so that adding the wait never overflows. */
+    private static long priorityMs(JobState j, double agingPerHour) {
+        double priorityMs = Math.rint(j.spec().priority() * HOUR_MS / agingPerHour);
+        return (long) Math.max(-MAX_PRIORITY_MS, Math.min(MAX_PRIORITY_MS, priorityMs));
+    }
+
+    /**
+     * Higher effective priority first. A waiting job's aged wait is {@code priorityMs + waitedMs(now)}, and
+     * {@code waitedMs(now) = now + waitOffsetMs()}: every waiting job gains the same {@code now}, so the order is
+     * fixed by {@code priorityMs + waitOffsetMs()} between arrivals and kept as a standing queue.
+     */
     @Override
-    public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        long now = ctx.nowMs();
-        double rate = agingPerHour;
-        if (rate <= 0) return JobQueue.sorted(pending, Comparator.comparingInt((JobState j) -> -j.spec().priority()));
-        return JobQueue.sorted(pending, Comparator.comparingLong((JobState j) -> -agedWaitMs(j, now, rate)));
+    public Comparator<JobState> standingOrder(PolicyContext ctx) {
+        return order;
     }
 }

@@ -3,7 +3,6 @@ package io.gpupool.engine.policy;
 import io.gpupool.engine.JobState;
 
 import java.util.Collection;
-import java.util.Comparator;
 
 /**
  * Quasi-shortest-service-first (Helios, SC'21): shortest predicted service (predicted run time x GPUs)
@@ -18,8 +17,6 @@ public final class QssfPolicy implements QueuePolicy {
 
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        java.util.Map<JobState, Double> service = new java.util.IdentityHashMap<>();
-        for (JobState j : pending) service.put(j, ctx.expectedRuntimeMs(j) * j.gpuUnits());
-        return JobQueue.sorted(pending, Comparator.comparingDouble(service::get));
+        return JobQueue.byKey(pending, j -> ctx.expectedRuntimeMs(j) * j.gpuUnits(), false);
     }
 }

@@ -23,7 +23,7 @@ public final class SrtfOraclePolicy implements QueuePolicy, StandingOrder, Preem
         if (ctx.oracle() == null) {
             throw new SpecException("policy srtf-oracle", "policy", "needs true run times, which only the simulator knows");
         }
-        return Math.max(0, ctx.oracle().runtimeMs(j.id()) - j.attainedMs(ctx.nowMs()));
+        return Math.max(0, j.trueRuntimeMs(ctx.oracle()) - j.attainedMs(ctx.nowMs()));
     }
 
     /** A waiting job's remaining run time does not change. */

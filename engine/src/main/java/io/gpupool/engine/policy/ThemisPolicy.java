@@ -3,9 +3,6 @@ package io.gpupool.engine.policy;
 import io.gpupool.engine.JobState;
 
 import java.util.Collection;
-import java.util.Comparator;
-import java.util.IdentityHashMap;
-import java.util.Map;
 
 /**
  * Finish-time fairness after Themis (Mahajan et al., NSDI'20): the pending job that is worst off against an
@@ -41,9 +38,7 @@ public final class ThemisPolicy implements QueuePolicy {
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
         int contending = pending.size() + ctx.running().size();
         double poolGpus = ctx.cluster().totalMilli() / 1000.0;
-        Map<JobState, Double> rho = new IdentityHashMap<>();
-        for (JobState j : pending) rho.put(j, rho(ctx, j, contending, poolGpus));
-        return JobQueue.sorted(pending, Comparator.<JobState>comparingDouble(rho::get).reversed());
+        return JobQueue.byKey(pending, j -> rho(ctx, j, contending, poolGpus), true);
     }
 
     /** The job's finish-time fairness ratio at {@code ctx.nowMs()} (see the class comment). */

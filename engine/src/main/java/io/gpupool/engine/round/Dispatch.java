@@ -14,6 +14,7 @@ import io.gpupool.engine.status.Status;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -39,9 +40,10 @@ final class Dispatch {
     private final List<String> started;
     private final List<String> preempted = new ArrayList<>();
     private final Map<String, Status> failedShapes = new HashMap<>();
-    private final Set<String> noVictims = new HashSet<>();
+    private final Set<ShapeOfTenant> noVictims = new HashSet<>();
     private PreemptionPlanner planner;
     private EasyReservation reservation;
+    private Map<Status, Status> backfillRefusals;   // placement refusal -> the same behind this round's reservation
     private int backfillLeft;
 
     /** @param started what batch mode started in this round (the walk adds to it) */
@@ -53,6 +55,8 @@ final class Dispatch {
         this.started = started;
         this.backfillLeft = round.policy.traits().backfillDepth();
     }
+
+    private record ShapeOfTenant(String shape, String tenant) {}
 
     RoundResult walk() {
         PolicyTraits traits = r.policy.traits();
@@ -96,7 +100,7 @@ final class Dispatch {
                 r.jobs.unreached("queued behind " + job.id() + " (strict FCFS)");
                 break;
             } else if (traits.blocking() == BlockingMode.BACKFILL) {
-                reservation = EasyReservation.reserve(ctx, job, r.jobs.running(), r.pipeline, r.profile);
+                reservation = EasyReservation.reserve(ctx, job, r.jobs.running(), r.pipeline, r.profile, r.reservations);
                 if (reservation != null) {
                     r.jobs.waits(job, reason.within("GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); "));
                 }
@@ -105,22 +109,39 @@ final class Dispatch {
         return new RoundResult(started, preempted);
     }
 
-    /** Behind a reservation: the job starts only if it ends before the reserved time or fits on GPUs outside it. */
+    /**
+     * Behind a reservation: the job starts only if it ends before the reserved time or fits on GPUs outside it. A
+     * shape refused on the same cluster state and GPUs is refused again without placing ({@link FailureMemo}).
+     */
     private void backfill(JobState job) {
         boolean endsBeforeReservation = nowMs + ctx.expectedRuntimeMs(job) <= reservation.atMs();
-        PlacementResult p = r.pipeline.place(cycle(job, endsBeforeReservation ? null : reservation.gpus()), true);
-        if (p.ok()) {
-            start(job, p);
-        } else {
-            r.jobs.waits(job, Status.backfill(reservation.jobId(), p.status()));
+        Set<Long> excluded = endsBeforeReservation ? null : reservation.gpus();
+        String shape = job.shapeKey();
+        Status refused = r.failures.knownFailure(r.cluster, shape, excluded);
+        if (refused == null) {
+            PlacementResult p = r.pipeline.place(cycle(job, excluded), true);
+            if (p.ok()) {
+                start(job, p);
+                return;
+            }
+            refused = p.status();
+            if (r.pipeline.dependsOnlyOnClusterState()) r.failures.remember(r.cluster, shape, excluded, refused);
         }
+        r.jobs.waits(job, backfillRefusal(refused));
+    }
+
+    /** The backfill refusal for a placement's refusal, made once per cause in a round. */
+    private Status backfillRefusal(Status cause) {
+        if (backfillRefusals == null) backfillRefusals = new IdentityHashMap<>();
+        return backfillRefusals.computeIfAbsent(cause, c -> Status.backfill(reservation.jobId(), c));
     }
 
     /** Preempts the cheapest sufficient set of victims and starts the job; false when the policy allows none that make room. */
     private boolean preemptFor(JobState job, String shape) {
+        if (r.policy.preemption() == null || !r.policy.preemption().mayPreemptAny(ctx, job)) return false;
         // later jobs of the same shape and tenant have no more victims to choose from
-        String victimKey = shape + "|" + job.spec().tenant();
-        if (r.policy.preemption() == null || noVictims.contains(victimKey) || !r.policy.preemption().mayPreemptAny(ctx, job)) return false;
+        ShapeOfTenant victimKey = new ShapeOfTenant(shape, job.spec().tenant());
+        if (noVictims.contains(victimKey)) return false;
         if (planner == null) {
             planner = new PreemptionPlanner(ctx, r.policy.preemption(), r.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST),
                     r.pipeline, r.profile, r.jobs.running());

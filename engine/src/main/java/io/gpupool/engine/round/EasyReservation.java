@@ -31,8 +31,14 @@ record EasyReservation(String jobId, long atMs, Set<Long> gpus) {
      * job leaves a node that could now hold one of its replicas; the cluster is left as it was.
      */
     static EasyReservation reserve(PolicyContext ctx, JobState job, Collection<JobState> running, PlacementPipeline pipeline,
-                                   WorkloadProfile profile) {
+                                   WorkloadProfile profile, ReservationMemo memo) {
+        boolean memoizable = pipeline.dependsOnlyOnClusterState();
+        if (memoizable) {
+            ReservationMemo.Reuse known = memo.reuse(ctx, job);
+            if (known != null) return known.reservation();
+        }
         ClusterState cluster = ctx.cluster();
+        long version = cluster.version();
         ExpectedEnds ends = new ExpectedEnds(running, ctx);
         ReplicaDemand demand = ReplicaDemand.of(job.spec());
         int mark = cluster.checkpoint();
@@ -45,9 +51,11 @@ record EasyReservation(String jobId, long atMs, Set<Long> gpus) {
                 if (p.ok()) {
                     Set<Long> gpus = new HashSet<>();
                     for (GpuGrant g : p.allocation().grants()) gpus.add(CycleState.gpuKey(g.node(), g.gpu()));
-                    return new EasyReservation(job.id(), ends.lastEndMs(), gpus);
+                    EasyReservation made = new EasyReservation(job.id(), ends.lastEndMs(), gpus);
+                    return memoizable ? memo.remember(ctx, version, job, made, ends.lastFixedEndMs(), ends.nextUnclampedEndMs()) : made;
                 }
             }
+            if (memoizable) memo.remember(ctx, version, job, null, Long.MIN_VALUE, ends.nextUnclampedEndMs());
             return null;
         } finally {
             cluster.rollback(mark);

@@ -19,15 +19,19 @@ final class ExpectedEnds {
     private final int[] heap;
     private int size;
     private int last = -1;
+    private final long clampedEndMs;
+    private long nextUnclampedEndMs = Long.MAX_VALUE;
 
     ExpectedEnds(Collection<JobState> running, PolicyContext ctx) {
         long now = ctx.nowMs();
+        clampedEndMs = now + MIN_REMAINING_MS;
         jobs = running.toArray(new JobState[0]);
         end = new long[jobs.length];
         heap = new int[jobs.length];
         for (int i = 0; i < jobs.length; i++) {
             end[i] = now + Math.max(MIN_REMAINING_MS, ctx.expectedRuntimeMs(jobs[i]) - jobs[i].attainedMs(now));
             heap[i] = i;
+            if (end[i] > clampedEndMs) nextUnclampedEndMs = Math.min(nextUnclampedEndMs, end[i]);
         }
         size = jobs.length;
         for (int i = size / 2 - 1; i >= 0; i--) siftDown(i);
@@ -46,6 +50,17 @@ final class ExpectedEnds {
 
     /** Expected end of the job {@link #next()} returned last. */
     long lastEndMs() { return end[last]; }
+
+    /**
+     * The same end as a fixed time, valid at any later instant as {@code max(now + MIN_REMAINING_MS, it)}: the end
+     * itself when the job is expected to end later than the clamp, else Long.MIN_VALUE (clamped, it moves with now).
+     * A running job's expected end, {@code now + max(MIN, expected - attained(now))}, is {@code max(now + MIN, F)} with
+     * {@code F = expected - attainedBefore + runStart} fixed while it runs.
+     */
+    long lastFixedEndMs() { return end[last] > clampedEndMs ? end[last] : Long.MIN_VALUE; }
+
+    /** The earliest expected end that is not clamped (Long.MAX_VALUE: none): the order holds until the clamp reaches it. */
+    long nextUnclampedEndMs() { return nextUnclampedEndMs; }
 
     private boolean before(int a, int b) {
         return end[a] != end[b] ? end[a] < end[b] : jobs[a].seq() < jobs[b].seq();

@@ -25,6 +25,7 @@ public final class Round {
     final WorkloadProfile profile;
     final RoundJobs jobs;
     final FailureMemo failures = new FailureMemo();
+    final ReservationMemo reservations = new ReservationMemo();
     private final SettledMemo settled = new SettledMemo();
     PolicyParts policy;
     PlacementPipeline pipeline;
@@ -45,6 +46,7 @@ public final class Round {
         this.pipeline = pipeline;
         this.standing = standing;
         failures.forget();
+        reservations.forget();
     }
 
     /** Batch mode: each round first starts what the placer picks from the head of the queue; null = off. */

@@ -43,6 +43,9 @@ public final class ClusterState {
     private long usedMilli;
     private long maxCpuMilliPerNode;
     private long version;
+    private long lastVersion;           // versions are never reused: a rollback restores an older one, new ones count on from here
+    private long[] versionAtMark = new long[4];
+    private boolean unjournaledChange;  // health, cordon or nodes changed inside a tentative section: a rollback does not undo it
 
     public ClusterState(ClusterSpec spec) {
         int max = 0;
@@ -53,6 +56,7 @@ public final class ClusterState {
 
     /** Adds a node (an agent registering). Its GPUs must all be one model. */
     public NodeState addNode(NodeSpec spec) {
+        unjournaled();
         if (spec.gpus().isEmpty()) throw new SpecException("node " + spec.name(), "gpus", "a GPU node needs at least one GPU");
         if (spec.gpus().size() >= HOST_ENTRY) throw new SpecException("node " + spec.name(), "gpus", "at most " + (HOST_ENTRY - 1) + " GPUs per node");
         if (spec.gpus().size() > maxGpusPerNode) {
@@ -73,7 +77,7 @@ public final class ClusterState {
         shapes.merge(NodeShape.of(n), 1, Integer::sum);
         n.index = indexByModel.computeIfAbsent(model.id(), k -> new CapacityIndex(maxGpusPerNode));
         n.index.update(n);
-        version++;
+        bumpVersion();
         maxCpuMilliPerNode = Math.max(maxCpuMilliPerNode, spec.cpuMilli());
         totalMilli += (long) n.gpuCount() * GpuShare.WHOLE;
         totalMemoryMib += (long) n.gpuCount() * model.memoryMib();
@@ -132,6 +136,15 @@ public final class ClusterState {
      */
     public long version() { return version; }
 
+    private void bumpVersion() {
+        version = ++lastVersion;
+    }
+
+    /** A change the journal does not hold (health, cordon, nodes): a rollback inside this section cannot restore the version. */
+    private void unjournaled() {
+        if (depth > 0) unjournaledChange = true;
+    }
+
     /** Compute in use over all GPUs, in thousandths of a GPU (kept incrementally). */
     public long usedMilli() {
         return usedMilli;
@@ -187,7 +200,7 @@ public final class ClusterState {
         NodeState n = nodes.get(node);
         if (!n.hostFits(h.cpuMilli(), h.memoryMib())) throw new IllegalStateException("host request does not fit: " + h + " on " + n.name());
         recordHost(n);
-        version++;
+        bumpVersion();
         n.freeCpuMilli -= h.cpuMilli();
         n.freeHostMemoryMib -= h.memoryMib();
     }
@@ -199,7 +212,7 @@ public final class ClusterState {
             throw new IllegalStateException("release of host resources not held: " + h + " on " + n.name());
         }
         recordHost(n);
-        version++;
+        bumpVersion();
         n.freeCpuMilli += h.cpuMilli();
         n.freeHostMemoryMib += h.memoryMib();
     }
@@ -240,6 +253,7 @@ public final class ClusterState {
         NodeState n = nodes.get(node);
         if (n.cordoned != cordoned) cordonedNodes += cordoned ? 1 : -1;
         n.cordoned = cordoned;
+        unjournaled();
         touched(n);
     }
 
@@ -247,11 +261,12 @@ public final class ClusterState {
     public void setHealthy(int node, int gpu, boolean healthy) {
         NodeState n = nodes.get(node);
         n.healthy[gpu] = healthy;
+        unjournaled();
         touched(n);
     }
 
     private void touched(NodeState n) {
-        version++;
+        bumpVersion();
         n.recompute();
         n.index.update(n);
     }
@@ -260,6 +275,8 @@ public final class ClusterState {
 
     /** Starts (or nests) a tentative section; returns the mark to roll back to. */
     public int checkpoint() {
+        if (depth == versionAtMark.length) versionAtMark = java.util.Arrays.copyOf(versionAtMark, 2 * depth);
+        versionAtMark[depth] = version;
         depth++;
         return journalSize;
     }
@@ -273,7 +290,7 @@ public final class ClusterState {
             pending = n;
             int g = (int) (journalNode[k] & 0xff);
             if (g == HOST_ENTRY) {
-                version++;
+                bumpVersion();
                 n.freeCpuMilli = journalCpu[k];
                 n.freeHostMemoryMib = journalMem[k];
                 continue;
@@ -285,6 +302,9 @@ public final class ClusterState {
         }
         if (pending != null) touched(pending);
         journalSize = mark;
+        // the state is the one at the mark again, so it gets the mark's version back (a round that only tried
+        // and undid, such as an EASY reservation's search, leaves the version as it found it)
+        if (!unjournaledChange) version = versionAtMark[depth - 1];
         close();
     }
 
@@ -295,7 +315,10 @@ public final class ClusterState {
 
     private void close() {
         if (depth == 0) throw new IllegalStateException("no open checkpoint");
-        if (--depth == 0) journalSize = 0;
+        if (--depth == 0) {
+            journalSize = 0;
+            unjournaledChange = false;
+        }
     }
 
     private void record(NodeState n, int g) {

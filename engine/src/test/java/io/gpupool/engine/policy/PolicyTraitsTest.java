@@ -21,7 +21,7 @@ class PolicyTraitsTest {
     void theBuiltInPoliciesDeclareTheirCharacteristics() {
         assertThat(PolicyRegistry.create("fcfs").traits()).isEqualTo(PolicyTraits.of(BlockingMode.STRICT, STANDING_ORDER));
         assertThat(PolicyRegistry.create("fcfs-backfill").traits().blocking()).isEqualTo(BlockingMode.BACKFILL);
-        assertThat(PolicyRegistry.create("priority").traits().flags()).isEmpty();
+        assertThat(PolicyRegistry.create("priority").traits().flags()).containsExactly(STANDING_ORDER);
         assertThat(PolicyRegistry.create("fair-share").traits().flags()).containsExactlyInAnyOrder(PREEMPTIVE, ARRIVALS_ONLY_WHEN_SETTLED);
         assertThat(PolicyRegistry.create("qssf").traits().flags()).containsExactly(ARRIVALS_ONLY_WHEN_SETTLED);
         assertThat(PolicyRegistry.create("las").traits().flags()).containsExactlyInAnyOrder(PREEMPTIVE, STANDING_ORDER, ALLOWED_VICTIMS_COME_FIRST);

@@ -82,7 +82,7 @@ class CheckpointRollbackPropertyTest {
     }
 
     /** What the test remembers at a checkpoint. */
-    private record Saved(int mark, String state, List<String> index, List<GpuGrant> held, List<HeldHost> hosts) {}
+    private record Saved(int mark, String state, List<String> index, List<GpuGrant> held, List<HeldHost> hosts, long version) {}
 
     @Property(tries = 300, shrinking = ShrinkingMode.BOUNDED)
     void rollbackRestoresTheExactPriorStateAndTheIndexMatchesAFreshState(
@@ -92,6 +92,7 @@ class CheckpointRollbackPropertyTest {
         List<GpuGrant> held = new ArrayList<>();
         List<HeldHost> hosts = new ArrayList<>();
         Deque<Saved> open = new ArrayDeque<>();
+        java.util.Map<Long, String> stateAtVersion = new java.util.HashMap<>();
         for (Op op : ops) {
             switch (op) {
                 case Apply a -> {
@@ -119,8 +120,9 @@ class CheckpointRollbackPropertyTest {
                 case Checkpoint x -> {
                     String state = PropertyPools.snapshot(c);
                     List<String> index = PropertyPools.indexCanonical(c);
+                    long version = c.version();
                     int mark = c.checkpoint();
-                    open.push(new Saved(mark, state, index, List.copyOf(held), List.copyOf(hosts)));
+                    open.push(new Saved(mark, state, index, List.copyOf(held), List.copyOf(hosts), version));
                 }
                 case Rollback x -> {
                     if (open.isEmpty()) continue;
@@ -128,6 +130,7 @@ class CheckpointRollbackPropertyTest {
                     c.rollback(s.mark());
                     assertThat(PropertyPools.snapshot(c)).as("state after rollback").isEqualTo(s.state());
                     assertThat(PropertyPools.indexCanonical(c)).as("capacity index after rollback").isEqualTo(s.index());
+                    assertThat(c.version()).as("the state at the mark has the mark's version again").isEqualTo(s.version());
                     held.clear();
                     held.addAll(s.held());
                     hosts.clear();
@@ -149,6 +152,9 @@ class CheckpointRollbackPropertyTest {
                 }
             }
             assertMatchesFresh(spec, c, held, hosts);
+            // memos rely on it: one version, one state (a rollback gives an old version back, never a new state an old one)
+            String now = PropertyPools.snapshot(c);
+            assertThat(stateAtVersion.computeIfAbsent(c.version(), v -> now)).as("state at version " + c.version()).isEqualTo(now);
         }
         while (!open.isEmpty()) {
             Saved s = open.pop();
@@ -159,6 +165,9 @@ class CheckpointRollbackPropertyTest {
             hosts.clear();
             hosts.addAll(s.hosts());
             assertMatchesFresh(spec, c, held, hosts);
+            // memos rely on it: one version, one state (a rollback gives an old version back, never a new state an old one)
+            String now = PropertyPools.snapshot(c);
+            assertThat(stateAtVersion.computeIfAbsent(c.version(), v -> now)).as("state at version " + c.version()).isEqualTo(now);
         }
     }
 

@@ -1,0 +1,63 @@
+package io.gpupool.engine.round;
+
+import io.gpupool.engine.JobState;
+import io.gpupool.engine.policy.PolicyContext;
+import io.gpupool.engine.policy.RuntimePredictor;
+
+import java.util.Set;
+
+/**
+ * The last EASY reservation, given again while a new computation would give the same: same blocked job, same
+ * cluster version (so the same running jobs and free GPUs), same predictions (the predictor's version), and no
+ * running job's expected end newly clamped. A running job's expected end at time t is {@code max(t + 1 s, F)}
+ * with F fixed while it runs ({@link ExpectedEnds}); as t grows, ends already clamped stay tied in arrival
+ * order and the others keep their order, until t + 1 s reaches the next unclamped F. Until then the jobs are
+ * released in the same order, the same one makes room, and only a clamped reservation time moves with t.
+ * Between arrivals, a backfilling policy's rounds then skip the reservation's release-and-place search.
+ */
+final class ReservationMemo {
+    private String jobId;
+    private long clusterVersion = -1;
+    private RuntimePredictor predictor;
+    private long predictorVersion;
+    private long reuseBeforeMs;     // reuse while now + MIN_REMAINING_MS < this
+    private long fixedEndMs;        // the expected end that makes room when not clamped, else Long.MIN_VALUE
+    private Set<Long> gpus;         // null: the job does not fit even with every running job gone
+    private boolean valid;
+
+    /** The reservation as the last computation would give it now, or null when that cannot be known; {@code found} is set. */
+    Reuse reuse(PolicyContext ctx, JobState job) {
+        if (!valid || ctx.predictor().version() == RuntimePredictor.UNKNOWN_VERSION) return null;
+        if (!job.id().equals(jobId) || ctx.cluster().version() != clusterVersion || ctx.predictor() != predictor
+                || ctx.predictor().version() != predictorVersion) return null;
+        long clamp = ctx.nowMs() + ExpectedEnds.MIN_REMAINING_MS;
+        if (clamp >= reuseBeforeMs) return null;
+        return new Reuse(gpus == null ? null : new EasyReservation(jobId, Math.max(clamp, fixedEndMs), gpus));
+    }
+
+    /** What {@link #reuse} found: the reservation, or null for a job that fits nowhere. */
+    record Reuse(EasyReservation reservation) {}
+
+    /**
+     * Remembers a reservation computed on the cluster at {@code clusterVersion} (null: the job fits nowhere) and the
+     * bounds of its reuse; returns it with the remembered GPU set when they are equal, so that memos keyed on the set
+     * ({@link FailureMemo}) compare it by identity.
+     */
+    EasyReservation remember(PolicyContext ctx, long clusterVersion, JobState job, EasyReservation made, long fixedEndMs, long nextUnclampedEndMs) {
+        this.jobId = job.id();
+        this.clusterVersion = clusterVersion;
+        this.predictor = ctx.predictor();
+        this.predictorVersion = predictor.version();
+        this.reuseBeforeMs = nextUnclampedEndMs;
+        this.fixedEndMs = fixedEndMs;
+        this.valid = true;
+        if (made == null) return null;
+        if (!made.gpus().equals(gpus)) gpus = made.gpus();
+        return new EasyReservation(made.jobId(), made.atMs(), gpus);
+    }
+
+    /** A new configuration or pipeline: nothing remembered holds any more. */
+    void forget() {
+        valid = false;
+    }
+}
