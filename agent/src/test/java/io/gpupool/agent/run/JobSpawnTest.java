@@ -154,6 +154,16 @@ class JobSpawnTest {
             assertThat(status(command, "CapBnd")).as("no capability left").isEqualTo("0000000000000000");
             runner.stop(job.key(), JobPhase.STOPPED, "stopped: test");
             assertThat(await(job).exitCode()).isEqualTo(143);
+            // a directory root may enter but the account may not stays closed: the account itself enters it
+            Path closed = Files.createDirectories(dir.resolve("root-only"));
+            Files.setPosixFilePermissions(closed, PosixFilePermissions.fromString("rwx------"));
+            RunningJob refused = started(runner.start(new JobLaunch("closed", 0, List.of("sh", "-c", "echo ran"), Map.of(),
+                    closed.toString(), List.of())));
+            JobEnd end = await(refused);
+            assertThat(end.phase()).isEqualTo(JobPhase.FAILED);
+            assertThat(end.exitCode()).as(spawner.description()).isIn(125, 126); // env -C's code; 126: the shell's, where env lacks -C
+            assertThat(Files.readString(refused.directory().stdout())).isEmpty();
+            assertThat(Files.readString(refused.directory().stderr())).contains("Permission denied");
             runner.close();
         }
     }
