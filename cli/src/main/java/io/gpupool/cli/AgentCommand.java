@@ -116,6 +116,7 @@ public final class AgentCommand implements Callable<Integer> {
         out.println(whyNot == null ? "gpupool agent: jobs run as their owners' Unix accounts (jobs that name none: " + unboundUser + ")"
                 : "gpupool agent: WARNING: " + whyNot + "; its node isolation is 'shared account'");
         out.printf("confinement: %s%n", agent.confinement());
+        out.printf("job start: %s%n", agent.runner().spawnMethod());
         out.flush();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Runs a job's command as its Unix account (issue 14). Only a root agent can switch accounts; it does so with
@@ -18,12 +19,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * capabilities (an empty bounding set, so not even a setuid binary regains them).
  *
  * <p>Nothing the job asked for reaches a process that runs as root: the job's environment (which could hold
- * LD_PRELOAD) is applied by {@code env -i} after the switch, and the job's directory is entered by a shell
- * that already runs as the account, so a directory the account may not enter stays closed to it.
+ * LD_PRELOAD) is applied by {@code env -i} after the switch, and the job's directory is entered by {@code env -C}
+ * (GNU coreutils 8.28 and newer; elsewhere by a shell) that already runs as the account, so a directory the account
+ * may not enter stays closed to it. So a job costs two execs of its own besides the command (setpriv, env).
  */
 public final class AccountSwitch {
     private static final List<String> SETPRIV_PATHS = List.of("/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv");
-    /** $1 the directory, the rest the command: enter it as the account, then become the command. */
+    private static final String ENV = "/usr/bin/env";
+    /** Where env lacks -C: $1 the directory, the rest the command; enter it as the account, then become the command. */
     private static final String ENTER = "cd -- \"$1\" || exit 126; shift; exec \"$@\"";
 
     /** How often an account found missing is looked up again, so that one an admin adds is taken up by itself. */
@@ -38,6 +41,8 @@ public final class AccountSwitch {
     /** Accounts jobs asked for that this node lacks, and when each was last looked up (System.nanoTime). */
     private final Map<String, Long> missing = new ConcurrentHashMap<>();
     private final boolean root;
+    /** Whether {@code env -C DIR} enters the directory (else a shell after env does, one exec more per job). */
+    private final boolean envChdir;
     private final String unboundAccount;
     private final boolean allowRoot;
 
@@ -64,6 +69,11 @@ public final class AccountSwitch {
     }
 
     AccountSwitch(boolean root, String setpriv, String unboundAccount, boolean allowRoot, long recheckNanos) {
+        this(root, setpriv, unboundAccount, allowRoot, recheckNanos, root && setpriv != null && envEntersDirectories());
+    }
+
+    AccountSwitch(boolean root, String setpriv, String unboundAccount, boolean allowRoot, long recheckNanos, boolean envChdir) {
+        this.envChdir = envChdir;
         this.recheckNanos = recheckNanos;
         this.root = root;
         this.setpriv = setpriv;
@@ -135,10 +145,27 @@ public final class AccountSwitch {
     /** The command line that runs {@code command} as the account, in {@code dir}, with exactly {@code env}. */
     public List<String> commandAs(UnixAccount a, Map<String, String> env, Path dir, List<String> command) {
         List<String> cmd = new ArrayList<>(List.of(setpriv, "--reuid=" + a.uid(), "--regid=" + a.gid(), "--init-groups",
-                "--inh-caps=-all", "--bounding-set=-all", "--", "/usr/bin/env", "-i"));
+                "--inh-caps=-all", "--bounding-set=-all", "--", ENV, "-i"));
+        if (envChdir) cmd.addAll(List.of("-C", dir.toString())); // a directory it cannot enter: env exits 125
         env.forEach((k, v) -> cmd.add(k + "=" + v));
-        cmd.addAll(List.of("/bin/sh", "-c", ENTER, "gpupool-enter", dir.toString()));
+        if (!envChdir) cmd.addAll(List.of("/bin/sh", "-c", ENTER, "gpupool-enter", dir.toString()));
         cmd.addAll(command);
         return cmd;
+    }
+
+    /** Whether this node's env has {@code -C} (GNU coreutils 8.28 and newer): asked once, by running it. */
+    private static boolean envEntersDirectories() {
+        try {
+            Process p = new ProcessBuilder(ENV, "-i", "-C", "/", "/bin/sh", "-c", ":").redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (p.waitFor(10, TimeUnit.SECONDS)) return p.exitValue() == 0;
+            p.destroyForcibly();
+            return false;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 }

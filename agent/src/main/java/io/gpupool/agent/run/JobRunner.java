@@ -32,8 +32,9 @@ import java.util.stream.Collectors;
 /**
  * Starts, watches and stops the processes of jobs on this node.
  *
- * <p>A job runs in {@link JobWrapper}, {@code setsid sh -c WRAPPER gpupool-job JOBDIR COMMAND...}: setsid makes it the leader
- * of a new session and process group, so stopping it reaches every process it forked; the wrapper shell
+ * <p>A job runs in {@link JobWrapper}, {@code sh -c WRAPPER gpupool-job JOBDIR COMMAND...}, started by {@link JobSpawner} as
+ * the leader of a new session and process group (posix_spawn with POSIX_SPAWN_SETSID, or setsid under the JDK's
+ * ProcessBuilder where libc lacks it), so stopping it reaches every process it forked; the wrapper shell
  * writes its pid first and the command's exit code last into the job directory, so an agent that restarts
  * while the job runs can re-adopt it and still learn how it ended. The job writes its output straight into
  * the job directory's log files; nothing passes through the agent, so a busy or restarting agent never
@@ -78,11 +79,11 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     private final Map<String, GpuInfo> gpusByUuid;
     private final Listener listener;
     private final ScheduledExecutorService timer;
-    /** Runs the end of a job off the JDK's process reaper thread, which must stay free to reap. */
+    /** Runs the end of a job off the reaping threads (ChildReaper's, the JDK's), which must stay free to reap. */
     private final ExecutorService watchers = Executors.newVirtualThreadPerTaskExecutor();
     private final Map<JobKey, RunningJob> running = new ConcurrentHashMap<>();
     private final Map<String, Boolean> memoryWarned = new ConcurrentHashMap<>();
-    private final String setsid;
+    private final JobSpawner spawner;
     private final AccountSwitch accounts;
     private final Confinement confinement;
 
@@ -92,6 +93,11 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     }
 
     public JobRunner(RunnerConfig config, List<GpuInfo> gpus, Listener listener, Confinement confinement) throws IOException {
+        this(config, gpus, listener, confinement, JobSpawner.forThisMachine());
+    }
+
+    JobRunner(RunnerConfig config, List<GpuInfo> gpus, Listener listener, Confinement confinement, JobSpawner spawner) throws IOException {
+        this.spawner = spawner;
         this.confinement = confinement;
         this.config = config;
         this.accounts = new AccountSwitch(config.unboundAccount(), config.allowRootJobs());
@@ -99,7 +105,6 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         this.gpusByUuid = gpus.stream().collect(Collectors.toUnmodifiableMap(GpuInfo::uuid, Function.identity()));
         this.listener = listener;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("gpupool-job-timer").unstarted(r));
-        this.setsid = JobWrapper.findSetsid();
     }
 
     public JobStore store() {
@@ -117,6 +122,11 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
 
     public Confinement confinement() {
         return confinement;
+    }
+
+    /** How jobs are started on this node (posix_spawn, or ProcessBuilder and why), for the agent's start message. */
+    public String spawnMethod() {
+        return spawner.description();
     }
 
     /** Starts one attempt unless it was started on this node before. */
@@ -155,25 +165,17 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             } else if (!Files.isDirectory(workDir)) {
                 throw new SpecException("job " + key, "work_dir", "directory " + workDir + " does not exist");
             }
-            List<String> cmd = JobWrapper.commandLine(setsid, dir, command);
             cgroup = confine(launch, dir, minors);
-            ProcessBuilder pb = new ProcessBuilder(cmd)
-                    .directory(workDir.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.stdout().toFile()))
-                    .redirectError(ProcessBuilder.Redirect.appendTo(dir.stderr().toFile()));
-            pb.environment().clear();
-            pb.environment().putAll(env);
-            Process p = pb.start();
+            JobSpawner.Spawned p = spawner.spawn(dir, command, env, workDir);
             try {
-                dir.writeProcess(p.pid(), p.info().startInstant(), now);
+                dir.writeProcess(p.handle().pid(), p.startInstant(), now);
             } catch (IOException e) {
                 // The job runs regardless; after a restart the wrapper's own pid file identifies it.
             }
-            RunningJob job = new RunningJob(launch, dir, p.toHandle(), p, now, setsid != null, cgroup);
+            RunningJob job = new RunningJob(launch, dir, p.handle(), p.exitValue(), now, p.ownSession(), cgroup);
             running.put(key, job);
             listener.started(job);
-            p.onExit().whenCompleteAsync((h, t) -> ended(job), watchers);
+            p.exitValue().whenCompleteAsync((c, t) -> ended(job), watchers);
             return new StartResult.Started(job);
         } catch (IOException | SpecException e) {
             if (cgroup != null) cgroup.release(GROUP_GONE_WAIT_NANOS); // nothing joined it
@@ -367,7 +369,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         } catch (IOException e) {
             // fall back to the process's own status
         }
-        if (code == null && job.process().isPresent()) code = job.process().get().exitValue();
+        if (code == null) code = job.reapedExitValue().orElse(null);
         JobEnd end;
         if (fencedByKeeper(job.directory())) {
             // the keeper came first (it skips a job whose wrapper has already recorded an end)

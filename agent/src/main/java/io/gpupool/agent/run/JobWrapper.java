@@ -12,8 +12,9 @@ import java.util.Optional;
 
 /**
  * The shell wrapper every job runs in: its script, the command line that starts it, and how an agent that
- * restarted recognises it again. A job runs as {@code setsid sh -c WRAPPER gpupool-job JOBDIR COMMAND...}; the
- * wrapper writes its pid first and the command's exit code last into the job directory.
+ * restarted recognises it again. A job runs as {@code sh -c WRAPPER gpupool-job JOBDIR COMMAND...} in a session of its
+ * own ({@link JobSpawner}: posix_spawn with POSIX_SPAWN_SETSID, or {@code setsid} in front where ProcessBuilder starts
+ * it); the wrapper writes its pid first and the command's exit code last into the job directory.
  */
 final class JobWrapper {
     /**

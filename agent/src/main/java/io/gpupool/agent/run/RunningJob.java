@@ -9,15 +9,16 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * One attempt whose process runs (or is being stopped). The process is the job's wrapper shell, leader of
- * its own session and process group; {@code process} is present when this agent started it and empty
- * when it was re-adopted after an agent restart (then only the pid and its start time tie it to the job).
+ * its own session and process group; {@code exitValue} is present when this agent process started (and reaps) it,
+ * and absent when it was re-adopted after an agent restart (then only the pid and its start time tie it to the job).
  */
 public final class RunningJob {
 
     private final JobLaunch launch;
     private final JobDirectory directory;
     private final ProcessHandle handle;
-    private final Process process;
+    /** Completes with the wrapper's exit value once this agent process reaped it; null for a re-adopted job. */
+    private final CompletableFuture<Integer> exitValue;
     private final long startedAtMs;
     private final boolean ownSession;
     /** Its cgroups; null where the node confines nothing (or it started before the node did). */
@@ -29,13 +30,13 @@ public final class RunningJob {
     private boolean killed;
     private java.time.Duration grace;
 
-    RunningJob(JobLaunch launch, JobDirectory directory, ProcessHandle handle, Process process, long startedAtMs, boolean ownSession,
+    RunningJob(JobLaunch launch, JobDirectory directory, ProcessHandle handle, CompletableFuture<Integer> exitValue, long startedAtMs, boolean ownSession,
                io.gpupool.agent.confine.AttemptCgroup cgroup) {
         this.cgroup = cgroup;
         this.launch = launch;
         this.directory = directory;
         this.handle = handle;
-        this.process = process;
+        this.exitValue = exitValue;
         this.startedAtMs = startedAtMs;
         this.ownSession = ownSession;
     }
@@ -62,7 +63,7 @@ public final class RunningJob {
 
     /** Whether this agent process started it (false: re-adopted after a restart). */
     public boolean startedByThisAgent() {
-        return process != null;
+        return exitValue != null;
     }
 
     /** Completes when the process has ended and its end has been recorded. */
@@ -78,8 +79,9 @@ public final class RunningJob {
         return handle;
     }
 
-    Optional<Process> process() {
-        return Optional.ofNullable(process);
+    /** The exit value the reaping gave, if this agent process started the wrapper and it has been reaped. */
+    Optional<Integer> reapedExitValue() {
+        return exitValue == null ? Optional.empty() : Optional.ofNullable(exitValue.getNow(null));
     }
 
     boolean ownSession() {

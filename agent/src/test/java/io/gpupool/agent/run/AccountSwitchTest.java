@@ -58,12 +58,20 @@ class AccountSwitchTest {
 
     @Test
     void the_job_environment_is_applied_only_after_the_switch() {
-        AccountSwitch s = new AccountSwitch(true, SETPRIV, null, false, 0);
-        List<String> cmd = s.commandAs(new UnixAccount("alice", 1234, 1235, "/home/alice"), Map.of("LD_PRELOAD", "/tmp/x.so"),
-                Path.of("/work/j"), List.of("python", "train.py"));
-        int drop = cmd.indexOf("--");
-        assertThat(cmd.subList(0, drop)).containsExactly(SETPRIV, "--reuid=1234", "--regid=1235", "--init-groups", "--inh-caps=-all", "--bounding-set=-all");
-        assertThat(cmd.subList(drop + 1, cmd.size())).startsWith("/usr/bin/env", "-i", "LD_PRELOAD=/tmp/x.so").endsWith("/work/j", "python", "train.py");
+        for (boolean envChdir : List.of(true, false)) {
+            AccountSwitch s = new AccountSwitch(true, SETPRIV, null, false, 0, envChdir);
+            List<String> cmd = s.commandAs(new UnixAccount("alice", 1234, 1235, "/home/alice"), Map.of("LD_PRELOAD", "/tmp/x.so"),
+                    Path.of("/work/j"), List.of("python", "train.py"));
+            int drop = cmd.indexOf("--");
+            assertThat(cmd.subList(0, drop)).containsExactly(SETPRIV, "--reuid=1234", "--regid=1235", "--init-groups", "--inh-caps=-all", "--bounding-set=-all");
+            List<String> asAlice = cmd.subList(drop + 1, cmd.size());
+            if (envChdir) {
+                // env enters the directory as alice, then runs the command with exactly the job's environment
+                assertThat(asAlice).containsExactly("/usr/bin/env", "-i", "-C", "/work/j", "LD_PRELOAD=/tmp/x.so", "python", "train.py");
+            } else {
+                assertThat(asAlice).startsWith("/usr/bin/env", "-i", "LD_PRELOAD=/tmp/x.so").endsWith("/work/j", "python", "train.py");
+            }
+        }
     }
 
     private static JobLaunch launch(String account) {

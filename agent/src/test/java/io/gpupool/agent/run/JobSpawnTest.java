@@ -1,0 +1,200 @@
+package io.gpupool.agent.run;
+
+import io.gpupool.agent.confine.Confinement;
+import io.gpupool.agent.confine.DeviceNodes;
+import io.gpupool.agent.protocol.JobLaunch;
+import io.gpupool.agent.protocol.JobPhase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.FileInputStream;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static io.gpupool.agent.run.Jobs.await;
+import static io.gpupool.agent.run.Jobs.eventually;
+import static io.gpupool.agent.run.Jobs.printed;
+import static io.gpupool.agent.run.Jobs.sh;
+import static io.gpupool.agent.run.Jobs.started;
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * What a job's process gets from the way the agent starts it ({@link JobSpawner}): a session of its own, its logs and
+ * nothing else of the agent's (no descriptor, no blocked signal), its own account, and an exit code even when its
+ * wrapper is killed. Each runs with posix_spawn (where this machine's C library has it) and with the ProcessBuilder
+ * fallback.
+ */
+class JobSpawnTest {
+
+    @TempDir
+    Path work;
+    RecordingListener events = new RecordingListener();
+    JobRunner runner;
+
+    @AfterEach
+    void close() throws Exception {
+        if (runner == null) return;
+        runner.stopAll("test over", Duration.ofSeconds(5));
+        runner.close();
+    }
+
+    private JobRunner runner(JobSpawner spawner, RunnerConfig config) throws Exception {
+        runner = new JobRunner(config.withKillGrace(Duration.ofMillis(300)), List.of(), events,
+                Confinement.off("not in this test", DeviceNodes.system()), spawner);
+        return runner;
+    }
+
+    private static List<JobSpawner> spawners() {
+        JobSpawner fallback = new JobSpawner.Jdk("fallback under test", JobWrapper.findSetsid());
+        return PosixSpawn.unavailableReason() == null ? List.of(new JobSpawner.Posix(), fallback) : List.of(fallback);
+    }
+
+    @Test
+    void glibc_2_34_or_newer_spawns_with_posix_spawn() {
+        Optional<String> glibc = glibcVersion();
+        assumeTrue(glibc.isPresent(), "not glibc");
+        String[] v = glibc.get().split("\\.");
+        assumeTrue(Integer.parseInt(v[0]) > 2 || Integer.parseInt(v[1]) >= 34, "glibc " + glibc.get() + " lacks addclosefrom_np");
+        assertThat(PosixSpawn.unavailableReason()).isNull();
+        assertThat(JobSpawner.forThisMachine()).isInstanceOf(JobSpawner.Posix.class);
+        assertThat(JobSpawner.forThisMachine().description()).startsWith("posix_spawn");
+    }
+
+    @Test
+    void the_job_leads_its_own_session_and_its_command_stays_in_it() throws Exception {
+        long agentSession = ProcFs.sessionId(ProcessHandle.current().pid()).orElseThrow();
+        for (JobSpawner spawner : spawners()) {
+            runner(spawner, RunnerConfig.defaults(work.resolve(spawner.getClass().getSimpleName())));
+            RunningJob job = started(runner.start(sh("session", "echo ready; exec sleep 30")));
+            assertThat(eventually(Duration.ofSeconds(5), () -> printed(job, "ready"))).isTrue();
+            long command = job.handle().children().findFirst().orElseThrow().pid();
+            assertThat(ProcFs.sessionId(job.pid())).as(spawner.description()).hasValue(job.pid());
+            assertThat(ProcFs.sessionId(command)).as("the command, " + spawner.description()).hasValue(job.pid());
+            assertThat(job.pid()).isNotEqualTo(agentSession);
+            runner.stop(job.key(), JobPhase.STOPPED, "stopped: test");
+            assertThat(await(job).exitCode()).isEqualTo(143);
+            runner.close();
+        }
+    }
+
+    @Test
+    void the_job_gets_its_logs_dev_null_and_no_other_descriptor_nor_a_blocked_signal() throws Exception {
+        // the JDK opens files without O_CLOEXEC: this one is open in the agent while it spawns
+        try (FileInputStream held = new FileInputStream("/etc/hostname")) {
+            for (JobSpawner spawner : spawners()) {
+                runner(spawner, RunnerConfig.defaults(work.resolve(spawner.getClass().getSimpleName())));
+                RunningJob job = started(runner.start(sh("fds", "echo out; echo err >&2; exec sleep 30")));
+                assertThat(eventually(Duration.ofSeconds(5), () -> printed(job, "out"))).isTrue();
+                long command = job.handle().children().findFirst().orElseThrow().pid();
+                for (long pid : List.of(job.pid(), command)) {
+                    String which = (pid == command ? "the command, " : "the wrapper, ") + spawner.description();
+                    assertThat(descriptors(pid)).as(which).isEqualTo(Map.of(
+                            "0", "/dev/null", "1", job.directory().stdout().toString(), "2", job.directory().stderr().toString()));
+                    assertThat(status(pid, "SigBlk")).as(which).isEqualTo("0000000000000000");
+                }
+                // none of the standard signals ignored (glibc's posix_spawn, the JDK's too, leaves its own two internal
+                // real-time signals, 32 and 33, ignored; every glibc program installs its handlers for them at start-up)
+                assertThat(Long.parseLong(status(command, "SigIgn"), 16) & 0x7fffffffL).as("the command, " + spawner.description()).isZero();
+                runner.stop(job.key(), JobPhase.STOPPED, "stopped: test");
+                await(job);
+                assertThat(Files.readString(job.directory().stdout())).isEqualTo("out\n");
+                assertThat(Files.readString(job.directory().stderr())).startsWith("err\n"); // then the wrapper shell's "Terminated"
+                runner.close();
+            }
+        }
+    }
+
+    @Test
+    void a_wrapper_killed_outside_the_agent_is_reaped_with_its_signal_as_exit_code() throws Exception {
+        for (JobSpawner spawner : spawners()) {
+            runner(spawner, RunnerConfig.defaults(work.resolve(spawner.getClass().getSimpleName())));
+            RunningJob job = started(runner.start(sh("killed", "echo ready; exec sleep 30")));
+            assertThat(eventually(Duration.ofSeconds(5), () -> printed(job, "ready"))).isTrue();
+            ProcessSignals.signalProcess(job.pid(), ProcessSignals.SIGKILL); // the wrapper alone: it writes no exit file
+            JobEnd end = await(job);
+            assertThat(end.exitCode()).as(spawner.description()).isEqualTo(137);
+            assertThat(end.phase()).isEqualTo(JobPhase.FAILED);
+            assertThat(ProcessHandle.of(job.pid())).as("reaped, no zombie left").isEmpty();
+            runner.close();
+        }
+    }
+
+    @Test
+    void a_root_agent_runs_the_command_as_its_account_and_only_the_wrapper_as_root() throws Exception {
+        assumeTrue(UnixAccount.effectiveUid() == 0, "only root switches accounts");
+        assumeTrue(new AccountSwitch("nobody", false).switchesAccounts(), "setpriv is missing");
+        int nobody = UnixAccount.lookup("nobody").orElseThrow().uid();
+        // every account may pass through to the job directories (a JUnit @TempDir is 0700), as through /var/lib
+        Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwx--x--x"));
+        for (JobSpawner spawner : spawners()) {
+            Path dir = Files.createDirectories(work.resolve(spawner.getClass().getSimpleName()));
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+            runner(spawner, RunnerConfig.defaults(dir).withAccounts("nobody", false));
+            RunningJob job = started(runner.start(new JobLaunch("own", 0, List.of("sh", "-c", "id -u; pwd; exec sleep 30"),
+                    Map.of("GPUPOOL_TEST", "x"), null, List.of())));
+            assertThat(eventually(Duration.ofSeconds(5), () -> printed(job, "\n/"))).isTrue();
+            assertThat(Files.readString(job.directory().stdout())).as(spawner.description())
+                    .isEqualTo(nobody + "\n" + job.directory().work() + "\n");
+            assertThat(status(job.pid(), "Uid")).as("the wrapper").startsWith("0\t0\t0\t0");
+            long command = job.handle().children().findFirst().orElseThrow().pid();
+            assertThat(status(command, "Uid")).as("the command").isEqualTo(nobody + "\t" + nobody + "\t" + nobody + "\t" + nobody);
+            assertThat(status(command, "CapBnd")).as("no capability left").isEqualTo("0000000000000000");
+            runner.stop(job.key(), JobPhase.STOPPED, "stopped: test");
+            assertThat(await(job).exitCode()).isEqualTo(143);
+            // a directory root may enter but the account may not stays closed: the account itself enters it
+            Path closed = Files.createDirectories(dir.resolve("root-only"));
+            Files.setPosixFilePermissions(closed, PosixFilePermissions.fromString("rwx------"));
+            RunningJob refused = started(runner.start(new JobLaunch("closed", 0, List.of("sh", "-c", "echo ran"), Map.of(),
+                    closed.toString(), List.of())));
+            JobEnd end = await(refused);
+            assertThat(end.phase()).isEqualTo(JobPhase.FAILED);
+            assertThat(end.exitCode()).as(spawner.description()).isIn(125, 126); // env -C's code; 126: the shell's, where env lacks -C
+            assertThat(Files.readString(refused.directory().stdout())).isEmpty();
+            assertThat(Files.readString(refused.directory().stderr())).contains("Permission denied");
+            runner.close();
+        }
+    }
+
+    /** fd number to what it points at, for process {@code pid}. */
+    private static Map<String, String> descriptors(long pid) throws Exception {
+        try (Stream<Path> fds = Files.list(Path.of("/proc", Long.toString(pid), "fd"))) {
+            return fds.collect(Collectors.toMap(p -> p.getFileName().toString(), p -> {
+                try {
+                    return Files.readSymbolicLink(p).toString();
+                } catch (Exception e) {
+                    return "?";
+                }
+            }));
+        }
+    }
+
+    private static String status(long pid, String field) throws Exception {
+        return Files.readAllLines(Path.of("/proc", Long.toString(pid), "status")).stream()
+                .filter(l -> l.startsWith(field + ":")).map(l -> l.substring(field.length() + 1).strip()).findFirst().orElseThrow();
+    }
+
+    /** glibc's version ("2.36"), asked from the C library itself; empty where it is not glibc. */
+    private static Optional<String> glibcVersion() {
+        return Linker.nativeLinker().defaultLookup().find("gnu_get_libc_version").map(s -> {
+            try {
+                MemorySegment v = (MemorySegment) Linker.nativeLinker().downcallHandle(s, FunctionDescriptor.of(ADDRESS)).invokeExact();
+                return v.reinterpret(32).getString(0);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+        });
+    }
+}
