@@ -182,6 +182,7 @@ public final class Scheduler {
         JobState job = require(jobId);
         if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
         job.holdReason = Objects.requireNonNull(reason);
+        round.unsettle();   // a held head gives way to the next job: a round that skips the walk would not see it
     }
 
     /**

@@ -3,6 +3,8 @@ package io.gpupool.engine;
 import io.gpupool.engine.status.Resource;
 import io.gpupool.engine.status.Code;
 import io.gpupool.engine.placement.FilterPlugin;
+import io.gpupool.engine.policy.BackfillArgs;
+import io.gpupool.engine.policy.PriorityAgingPolicy;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.JobSpec;
 import io.gpupool.model.NodeSpec;
@@ -39,7 +41,14 @@ class BlockedShapeMemoTest {
     @Test
     void decisionsAreTheSameWithAndWithoutTheMemo() {
         for (String policy : List.of("fcfs", "fcfs-backfill", "las", "priority", "qssf", "fair-share", "themis")) {
-            for (long seed = 1; seed <= 12; seed++) compare(policy, seed);
+            for (long seed = 1; seed <= 12; seed++) compare(SchedulerConfig.defaults(policy), seed);
+        }
+        // a shallow backfill depth, so that the walk stops at it and rounds of arrivals behind it skip the walk
+        SchedulerConfig backfill = SchedulerConfig.defaults("fcfs-backfill");
+        SchedulerConfig priority = SchedulerConfig.defaults("priority");
+        for (SchedulerConfig config : List.of(backfill.withPolicyArgs(new BackfillArgs(2)), priority.withPolicyArgs(new PriorityAgingPolicy.Args(1.0, 2)),
+                SchedulerConfig.defaults("themis").withPolicyArgs(new BackfillArgs(2)))) {
+            for (long seed = 1; seed <= 12; seed++) compare(config, seed);
         }
     }
 
@@ -71,12 +80,12 @@ class BlockedShapeMemoTest {
         }
     }
 
-    private static void compare(String policy, long seed) {
+    private static void compare(SchedulerConfig config, long seed) {
+        String policy = config.policy();
         SplittableRandom rnd = new SplittableRandom(seed);
         List<NodeSpec> nodes = new ArrayList<>(pool(3, 8, A100).nodes());
         nodes.addAll(pool(2, 4, T4).nodes());
         ClusterSpec spec = new ClusterSpec(nodes);
-        SchedulerConfig config = SchedulerConfig.defaults(policy);
         Scheduler memo = new Scheduler(spec, config);
         Scheduler plain = new Scheduler(spec, config);
         plain.addFilter(PASS_ALL);

@@ -48,6 +48,11 @@ public final class StandingQueue {
 
     public int size() { return set.size(); }
 
+    /** The order a round at {@code ctx} walks the queue in, ties to arrival order. */
+    public Comparator<JobState> order(PolicyContext ctx) {
+        return full(policy.standingOrder(ctx));
+    }
+
     /** This round's queue; call {@link #endRound()} when the round is over. */
     public JobQueue round(PolicyContext ctx) {
         order = full(policy.standingOrder(ctx));

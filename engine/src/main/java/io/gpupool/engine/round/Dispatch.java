@@ -44,6 +44,11 @@ final class Dispatch {
     private PreemptionPlanner planner;
     private EasyReservation reservation;
     private Map<Status, Status> backfillRefusals;   // placement refusal -> the same behind this round's reservation
+    private JobState reservedHead;                  // the job the reservation is for, refused with headRefusal
+    private Status headRefusal;
+    private JobState lastConsidered;                // the last backfill candidate
+    private boolean depthUsedUp;                    // the walk stopped at the backfill depth
+    private long reasonsHoldUntilMs = Long.MAX_VALUE;
     private int backfillLeft;
 
     /** @param started what batch mode started in this round (the walk adds to it) */
@@ -76,8 +81,10 @@ final class Dispatch {
             if (reservation != null) {
                 if (backfillLeft-- <= 0) {
                     r.jobs.unreached("waits: not considered for backfill (more than " + traits.backfillDepth() + " jobs behind " + reservation.jobId() + ")");
+                    depthUsedUp = true;
                     break;
                 }
+                lastConsidered = job;
                 backfill(job);
                 continue;
             }
@@ -102,11 +109,30 @@ final class Dispatch {
             } else if (traits.blocking() == BlockingMode.BACKFILL) {
                 reservation = EasyReservation.reserve(ctx, job, r.jobs.running(), r.pipeline, r.profile, r.reservations);
                 if (reservation != null) {
-                    r.jobs.waits(job, reason.within("GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); "));
+                    reservedHead = job;
+                    headRefusal = reason;
+                    r.jobs.waits(job, reserved(reason, reservation));
                 }
             }
         }
         return new RoundResult(started, preempted);
+    }
+
+    /** The blocked head's status: its placement refusal and the time its GPUs are reserved from. */
+    static Status reserved(Status refusal, EasyReservation reservation) {
+        return refusal.within("GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); ");
+    }
+
+    /**
+     * After the walk: remembers a round that changed nothing behind a reservation with its backfill depth used up,
+     * so that rounds of arrivals behind it need not walk ({@link SettledBackfill}); forgets otherwise.
+     */
+    void settle(SettledBackfill settled) {
+        if (started.isEmpty() && preempted.isEmpty() && reservedHead != null && depthUsedUp && r.pipeline.dependsOnlyOnClusterState()) {
+            settled.remember(ctx, reservedHead, headRefusal, reservation, lastConsidered, reasonsHoldUntilMs);
+        } else {
+            settled.forget();
+        }
     }
 
     /**
@@ -114,7 +140,12 @@ final class Dispatch {
      * shape refused on the same cluster state and GPUs is refused again without placing ({@link FailureMemo}).
      */
     private void backfill(JobState job) {
-        boolean endsBeforeReservation = nowMs + ctx.expectedRuntimeMs(job) <= reservation.atMs();
+        long expectedMs = ctx.expectedRuntimeMs(job);
+        boolean endsBeforeReservation = nowMs + expectedMs <= reservation.atMs();
+        // a clamped reservation moves with now (then this test does not change); a fixed one holds this answer until then
+        if (endsBeforeReservation && reservation.atMs() > nowMs + ExpectedEnds.MIN_REMAINING_MS) {
+            reasonsHoldUntilMs = Math.min(reasonsHoldUntilMs, reservation.atMs() - expectedMs);
+        }
         Set<Long> excluded = endsBeforeReservation ? null : reservation.gpus();
         String shape = job.shapeKey();
         Status refused = r.failures.knownFailure(r.cluster, shape, excluded);

@@ -5,6 +5,8 @@ import io.gpupool.engine.RoundResult;
 import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.engine.placement.PlacementPipeline;
 import io.gpupool.engine.placement.WorkloadProfile;
+import io.gpupool.engine.policy.Admission;
+import io.gpupool.engine.policy.BlockingMode;
 import io.gpupool.engine.policy.JobQueue;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.PolicyTraits;
@@ -27,6 +29,7 @@ public final class Round {
     final FailureMemo failures = new FailureMemo();
     final ReservationMemo reservations = new ReservationMemo();
     private final SettledMemo settled = new SettledMemo();
+    private final SettledBackfill settledBackfill = new SettledBackfill();
     PolicyParts policy;
     PlacementPipeline pipeline;
     private StandingQueue standing;     // pending jobs kept in order, for policies with a standing order
@@ -47,6 +50,7 @@ public final class Round {
         this.standing = standing;
         failures.forget();
         reservations.forget();
+        settledBackfill.forget();
     }
 
     /** Batch mode: each round first starts what the placer picks from the head of the queue; null = off. */
@@ -72,6 +76,14 @@ public final class Round {
 
     /** One round at {@code ctx.nowMs()}. */
     public RoundResult run(PolicyContext ctx) {
+        if (standing != null && batchPlacer == null && settled.settledAt(cluster.version()) && policy.traits().blocking() == BlockingMode.BACKFILL
+                && policy.admission() == Admission.NONE
+                && settledBackfill.holds(ctx, settled.pendingArrivals(), standing.order(ctx), reservations, jobs)) {
+            // only jobs arrived, all behind the backfill depth: this round would start nothing and change no reason
+            RoundResult none = new RoundResult(List.of(), List.of());
+            settled.roundEnded(none, cluster.version());
+            return none;
+        }
         boolean onlyArrivals = settled.settledAt(cluster.version()) && policy.has(PolicyTraits.Trait.ARRIVALS_ONLY_WHEN_SETTLED)
                 && standing == null && batchPlacer == null && pipeline.dependsOnlyOnClusterState();
         if (!onlyArrivals) {
@@ -84,7 +96,9 @@ public final class Round {
         JobQueue queue = standing != null ? standing.round(ctx) : policy.policy().queue(ctx, candidates);
         RoundResult result;
         try {
-            result = new Dispatch(this, ctx, queue, started).walk();
+            Dispatch walk = new Dispatch(this, ctx, queue, started);
+            result = walk.walk();
+            walk.settle(settledBackfill);
         } finally {
             if (standing != null) standing.endRound();
         }
