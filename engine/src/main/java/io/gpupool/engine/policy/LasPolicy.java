@@ -41,9 +41,9 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
 
     @Override public String name() { return "las"; }
 
-    /** Victims are ordered by queue, latest first, and allowed in a queue later than the job's. */
+    /** Victims are ordered by queue, latest first, and allowed in a queue later than the job's (a later job's queue is no earlier). */
     private static final PolicyTraits TRAITS = PolicyTraits.of(BlockingMode.SKIP, PolicyTraits.Trait.PREEMPTIVE,
-            PolicyTraits.Trait.STANDING_ORDER, PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST);
+            PolicyTraits.Trait.STANDING_ORDER, PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST, PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS);
 
     @Override public PolicyTraits traits() { return TRAITS; }
 

@@ -39,6 +39,12 @@ public record PolicyTraits(BlockingMode blocking, int backfillDepth, Set<Trait> 
          * victim search may then stop at the first running job it may not take. Needs {@link #PREEMPTIVE}.
          */
         ALLOWED_VICTIMS_COME_FIRST,
+        /**
+         * A job later in a round's order may stop only running jobs that every earlier job may stop too (true where the
+         * order and the rule use one measure, as in las and srtf-oracle): once no allowed set of victims makes room for
+         * a job, none does for a later job of the same shape, whatever its tenant. Needs {@link #PREEMPTIVE}.
+         */
+        LATER_JOBS_MAY_PREEMPT_LESS,
         /** The policy reads true run times ({@link PolicyContext#oracle()}), which only a simulator knows. */
         NEEDS_ORACLE
     }
@@ -75,6 +81,7 @@ public record PolicyTraits(BlockingMode blocking, int backfillDepth, Set<Trait> 
         else if (t.has(Trait.PREEMPTIVE) != (p instanceof Preemption)) problem = "must declare PREEMPTIVE exactly when it implements Preemption";
         else if (t.has(Trait.STANDING_ORDER) != (p instanceof StandingOrder)) problem = "must declare STANDING_ORDER exactly when it implements StandingOrder";
         else if (t.has(Trait.ALLOWED_VICTIMS_COME_FIRST) && !t.has(Trait.PREEMPTIVE)) problem = "declares ALLOWED_VICTIMS_COME_FIRST without PREEMPTIVE";
+        else if (t.has(Trait.LATER_JOBS_MAY_PREEMPT_LESS) && !t.has(Trait.PREEMPTIVE)) problem = "declares LATER_JOBS_MAY_PREEMPT_LESS without PREEMPTIVE";
         if (problem != null) throw new IllegalStateException("policy " + p.name() + " " + problem);
     }
 }

@@ -13,9 +13,10 @@ import java.util.Comparator;
 public final class SrtfOraclePolicy implements QueuePolicy, StandingOrder, Preemption {
     @Override public String name() { return "srtf-oracle"; }
 
-    /** Victims are ordered by remaining time, longest first, and allowed when it is longer than the job's. */
+    /** Victims are ordered by remaining time, longest first, and allowed when it is longer than the job's (a later job's is no shorter). */
     private static final PolicyTraits TRAITS = PolicyTraits.of(BlockingMode.SKIP, PolicyTraits.Trait.PREEMPTIVE,
-            PolicyTraits.Trait.STANDING_ORDER, PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST, PolicyTraits.Trait.NEEDS_ORACLE);
+            PolicyTraits.Trait.STANDING_ORDER, PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST, PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS,
+            PolicyTraits.Trait.NEEDS_ORACLE);
 
     @Override public PolicyTraits traits() { return TRAITS; }
 

@@ -170,8 +170,8 @@ final class Dispatch {
     /** Preempts the cheapest sufficient set of victims and starts the job; false when the policy allows none that make room. */
     private boolean preemptFor(JobState job, String shape) {
         if (r.policy.preemption() == null || !r.policy.preemption().mayPreemptAny(ctx, job)) return false;
-        // later jobs of the same shape and tenant have no more victims to choose from
-        ShapeOfTenant victimKey = new ShapeOfTenant(shape, job.spec().tenant());
+        // later jobs of the same shape (and tenant, unless the policy says later jobs may preempt less) have no more victims
+        ShapeOfTenant victimKey = new ShapeOfTenant(shape, r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) ? null : job.spec().tenant());
         if (noVictims.contains(victimKey)) return false;
         if (planner == null) {
             planner = new PreemptionPlanner(ctx, r.policy.preemption(), r.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST),

@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.Comparator;
 
 import static io.gpupool.engine.policy.PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST;
+import static io.gpupool.engine.policy.PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS;
 import static io.gpupool.engine.policy.PolicyTraits.Trait.ARRIVALS_ONLY_WHEN_SETTLED;
 import static io.gpupool.engine.policy.PolicyTraits.Trait.NEEDS_ORACLE;
 import static io.gpupool.engine.policy.PolicyTraits.Trait.PREEMPTIVE;
@@ -24,7 +25,9 @@ class PolicyTraitsTest {
         assertThat(PolicyRegistry.create("priority").traits().flags()).containsExactly(STANDING_ORDER);
         assertThat(PolicyRegistry.create("fair-share").traits().flags()).containsExactlyInAnyOrder(PREEMPTIVE, ARRIVALS_ONLY_WHEN_SETTLED);
         assertThat(PolicyRegistry.create("qssf").traits().flags()).containsExactly(ARRIVALS_ONLY_WHEN_SETTLED);
-        assertThat(PolicyRegistry.create("las").traits().flags()).containsExactlyInAnyOrder(PREEMPTIVE, STANDING_ORDER, ALLOWED_VICTIMS_COME_FIRST);
+        assertThat(PolicyRegistry.create("las").traits().flags()).containsExactlyInAnyOrder(PREEMPTIVE, STANDING_ORDER, ALLOWED_VICTIMS_COME_FIRST,
+                LATER_JOBS_MAY_PREEMPT_LESS);
+        assertThat(PolicyRegistry.create("srtf-oracle").traits().has(LATER_JOBS_MAY_PREEMPT_LESS)).isTrue();
         assertThat(PolicyRegistry.create("srtf-oracle").traits().has(NEEDS_ORACLE)).isTrue();
         assertThat(PolicyRegistry.create("themis").traits()).isEqualTo(PolicyTraits.backfill(PolicyArgs.DEFAULT_BACKFILL_DEPTH));
         assertThat(PolicyRegistry.create("fair-share")).isInstanceOf(Admission.class).isInstanceOf(Preemption.class);
