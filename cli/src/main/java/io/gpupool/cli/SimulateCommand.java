@@ -160,6 +160,7 @@ public final class SimulateCommand implements Callable<Integer> {
         int threadCount = threadCount(compared.size());
         String predictorName = predictor != null ? predictor : pool.predictorOr(null);
         if (predictor != null) Predictors.forScheduling(predictor, 1);   // an unknown name fails before any work
+        if (batch != null) BatchPlacers.create(batch);                    // so does a bad --batch (each replay makes its own)
         long windowMs = durationMs(fairnessWindow);
         ClusterSpec cs = clusterSpec();
         Trace jobs = trace(cs);

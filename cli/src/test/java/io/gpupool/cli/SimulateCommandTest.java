@@ -90,6 +90,16 @@ class SimulateCommandTest {
         assertThat(notANumber.err()).contains("--threads");
     }
 
+    /** Refused once, before the replays start, not once per policy's thread. */
+    @Test
+    void anUnknownBatchSolverIsRefusedBeforeAnyReplay() throws IOException {
+        Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "fcfs,las",
+                "--batch", "no-such-solver");
+        Cli.assertRefused(r, "solver");
+        assertThat(r.err()).doesNotContain("policy");
+        assertThat(r.out()).isEmpty();
+    }
+
     private static String[] concat(String[] args, String... more) {
         String[] all = java.util.Arrays.copyOf(args, args.length + more.length);
         System.arraycopy(more, 0, all, args.length, more.length);
