@@ -122,8 +122,8 @@ public final class SimulateCommand implements Callable<Integer> {
     long seed;
 
     @Option(names = "--threads", paramLabel = "N",
-            description = {"Replay: how many policies are replayed at once, each on its own thread (default: the number of policies,",
-                    "at most the number of processors; 1 = one after the other). The output is the same either way."})
+            description = "Replay: how many policies are replayed at once, each on its own thread (default: the number of policies, "
+                    + "at most the number of processors; 1 = one after the other). The output is the same either way.")
     Integer threads;
 
     @Option(names = "--fairness-window", defaultValue = "1h", paramLabel = "DURATION",
