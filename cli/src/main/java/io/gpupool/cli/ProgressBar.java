@@ -9,7 +9,7 @@ import java.lang.invoke.MethodHandle;
 /**
  * A one-line progress bar on stderr for long runs: it appears only once a run has taken more than a second,
  * redraws at most ten times a second, and erases itself when done. Silent when stderr is not a terminal
- * (a pipe, a file, CI) or when disabled ({@code --quiet}).
+ * (a pipe, a file, CI) or when disabled ({@code --quiet}). Safe to update from several threads (one line for all).
  */
 final class ProgressBar implements AutoCloseable {
     private static final long SHOW_AFTER_NS = 1_000_000_000L;
@@ -28,7 +28,7 @@ final class ProgressBar implements AutoCloseable {
     }
 
     /** {@code fraction} of the whole work is done; {@code label} says what is running. */
-    void update(String label, double fraction) {
+    synchronized void update(String label, double fraction) {
         if (!enabled) return;
         long now = System.nanoTime();
         if (now - startNs < SHOW_AFTER_NS || now - lastDrawNs < REDRAW_NS) return;
@@ -43,7 +43,7 @@ final class ProgressBar implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         if (drawn) {
             err.print("\r\u001b[K");
             err.flush();

@@ -14,12 +14,15 @@ import io.gpupool.model.JobSpec;
 import io.gpupool.model.SpecException;
 import io.gpupool.predict.runtime.Predictors;
 import io.gpupool.predict.sizing.AdvisorMemorySizer;
+import io.gpupool.sim.PolicyRunException;
+import io.gpupool.sim.PolicyRuns;
 import io.gpupool.sim.Simulator;
 import io.gpupool.sim.inflation.InflationStudy;
 import io.gpupool.sim.metrics.ResultFormat;
 import io.gpupool.sim.metrics.SimulationResult;
 import io.gpupool.sim.report.InflationReport;
 import io.gpupool.sim.report.SimulationReport;
+import io.gpupool.sim.trace.LoadedTrace;
 import io.gpupool.sim.trace.OpenbFormat;
 import io.gpupool.sim.trace.OpenbNodeList;
 import io.gpupool.sim.trace.SyntheticTrace;
@@ -118,6 +121,11 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", paramLabel = "N", description = "Seed of --synthetic and of inflation draws (default: ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--threads", paramLabel = "N",
+            description = "Replay: how many policies are replayed at once, each on its own thread (default: the number of policies, "
+                    + "at most the number of processors; 1 = one after the other). The output is the same either way.")
+    Integer threads;
+
     @Option(names = "--fairness-window", defaultValue = "1h", paramLabel = "DURATION",
             description = "Window of Jain's fairness index over contended time, e.g. 30m, 1h, 1d (default: ${DEFAULT-VALUE}).")
     String fairnessWindow;
@@ -149,26 +157,35 @@ public final class SimulateCommand implements Callable<Integer> {
         PoolConfig pool = poolConfig();
         List<String> compared = policies != null ? policies : List.of(pool.policy().name());
         for (String p : compared) PolicyRegistry.requireKnown(p);
+        int threadCount = threadCount(compared.size());
         String predictorName = predictor != null ? predictor : pool.predictorOr(null);
         if (predictor != null) Predictors.forScheduling(predictor, 1);   // an unknown name fails before any work
+        if (batch != null) BatchPlacers.create(batch);                    // so does a bad --batch (each replay makes its own)
         long windowMs = durationMs(fairnessWindow);
         ClusterSpec cs = clusterSpec();
         Trace jobs = trace(cs);
         note(jobs.stats());
-        List<SimulationResult> results = new ArrayList<>();
+        // several replays read the same jobs: parse a file trace once (a synthetic one is cheaper to generate again)
+        Trace replayed = compared.size() > 1 && jobs instanceof TraceFile && jobs.stats().jobs() <= MAX_LOADED_JOBS
+                ? LoadedTrace.of(jobs) : jobs;
+        List<SimulationResult> results;
         try (ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), !notes.quiet)) {
-            for (int i = 0; i < compared.size(); i++) {
-                String p = compared.get(i);
-                int index = i;
-                String label = p + (compared.size() > 1 ? " (" + (i + 1) + "/" + compared.size() + ")" : "");
-                SchedulerConfig config = pool.withPolicy(p).toSchedulerConfig();
-                results.add(new Simulator(cs, config)
+            // each replay owns its simulator, scheduler, predictor, batch placer, recorder and trace cursor
+            results = PolicyRuns.run(compared, threadCount, bar::update, (i, progress) -> {
+                SchedulerConfig config = pool.withPolicy(compared.get(i)).toSchedulerConfig();
+                return new Simulator(cs, config)
                         .fairnessWindowMs(windowMs)
                         .predictor(predictorName == null ? null : () -> Predictors.forScheduling(predictorName, config.defaultRuntimeMs()))
                         .batchPlacer(batch == null ? null : BatchPlacers.create(batch))
-                        .progress((done, total) -> bar.update(label, (index + (total == 0 ? 1 : (double) done / total)) / compared.size()))
-                        .run(jobs));
+                        .progress(progress)
+                        .run(replayed);
+            });
+        } catch (PolicyRunException e) {
+            // a user error keeps its exit status (2), now saying under which policy it happened
+            if (e.getCause() instanceof SpecException s) {
+                throw new SpecException("policy " + e.policy() + (s.where() == null ? "" : ", " + s.where()), s.field(), s.rule());
             }
+            throw e;
         }
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("skipped_rows", jobs.stats().skippedRows());
@@ -256,6 +273,15 @@ public final class SimulateCommand implements Callable<Integer> {
         m.put("fairness window", fairnessWindow);
         if (jobs.stats().skippedRows() > 0) m.put("skipped bad rows", String.valueOf(jobs.stats().skippedRows()));
         return m;
+    }
+
+    /** Above this many jobs a file trace is streamed for each replay instead of held (~230 bytes a job). */
+    static final long MAX_LOADED_JOBS = 500_000;
+
+    private int threadCount(int replays) {
+        if (threads == null) return Math.max(1, Math.min(replays, Runtime.getRuntime().availableProcessors()));
+        if (threads < 1) throw new SpecException("--threads", "threads", "must be at least 1 (1 = one policy after the other), got " + threads);
+        return threads;
     }
 
     // ---- inflation ------------------------------------------------------------------------------

@@ -2,6 +2,7 @@ package io.gpupool.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gpupool.sim.trace.SyntheticTrace;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,6 +39,81 @@ class SimulateCommandTest {
         JsonNode arr = new ObjectMapper().readTree(r.out());
         assertThat(arr.get(0).get("policy").asText()).isEqualTo("themis");
         assertThat(arr.get(0).get("unfinished").asInt()).isZero();
+    }
+
+    private static final String ALL_POLICIES = "fcfs,fcfs-backfill,priority,fair-share,qssf,las,srtf-oracle,themis";
+
+    /** Policies replayed on several threads print exactly what they print one after the other. */
+    @Test
+    void parallelReplaysPrintTheSameAsSequentialOnes() {
+        String[] args = {"simulate", "--synthetic", "600,load=0.9", "--seed", "3", "--cluster", "2x8:A100-80GB",
+                "--policy", ALL_POLICIES, "--output", "json"};
+        Cli.Result sequential = Cli.run(concat(args, "--threads", "1"));
+        Cli.Result parallel = Cli.run(concat(args, "--threads", "4"));
+        Cli.Result byDefault = Cli.run(args);
+        assertThat(sequential.exitCode()).as(sequential.err()).isZero();
+        assertThat(parallel.exitCode()).as(parallel.err()).isZero();
+        assertThat(parallel.out()).isEqualTo(sequential.out());
+        assertThat(byDefault.out()).isEqualTo(sequential.out());
+        assertThat(policiesOf(parallel.out())).containsExactly(ALL_POLICIES.split(","));
+    }
+
+    /** A file trace compared under several policies is parsed once and shared: each result is what the policy gives alone. */
+    @Test
+    void aFileTraceReadOnceGivesEachPolicyItsOwnResult() throws IOException {
+        Path t = dir.resolve("synthetic.csv");
+        StringBuilder csv = new StringBuilder();
+        SyntheticTrace.writeCsv(new SyntheticTrace(new SyntheticTrace.Params(5, 1200, 0.9, 32, 4, 0.2)), csv);
+        Files.writeString(t, csv);
+        String policies = "fcfs,priority,las,qssf";
+        Cli.Result all = Cli.run("simulate", "--trace", t.toString(), "--cluster", "4x8:A100-80GB", "--policy", policies,
+                "--threads", "3", "--output", "json");
+        assertThat(all.exitCode()).as(all.err()).isZero();
+        JsonNode together = JSON.readTree(all.out());
+        String[] names = policies.split(",");
+        for (int i = 0; i < names.length; i++) {
+            Cli.Result alone = Cli.run("simulate", "--trace", t.toString(), "--cluster", "4x8:A100-80GB", "--policy", names[i], "--output", "json");
+            assertThat(together.get(i)).as(names[i]).isEqualTo(JSON.readTree(alone.out()).get(0));
+        }
+    }
+
+    @Test
+    void threadsMustBeAtLeastOne() throws IOException {
+        for (String bad : List.of("0", "-2")) {
+            Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "fcfs,las",
+                    "--threads", bad);
+            Cli.assertRefused(r, "threads");
+            assertThat(r.out()).isEmpty();
+        }
+        Cli.Result notANumber = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--threads", "many");
+        assertThat(notANumber.exitCode()).isEqualTo(2);
+        assertThat(notANumber.err()).contains("--threads");
+    }
+
+    /** Refused once, before the replays start, not once per policy's thread. */
+    @Test
+    void anUnknownBatchSolverIsRefusedBeforeAnyReplay() throws IOException {
+        Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "fcfs,las",
+                "--batch", "no-such-solver");
+        Cli.assertRefused(r, "solver");
+        assertThat(r.err()).doesNotContain("policy");
+        assertThat(r.out()).isEmpty();
+    }
+
+    private static String[] concat(String[] args, String... more) {
+        String[] all = java.util.Arrays.copyOf(args, args.length + more.length);
+        System.arraycopy(more, 0, all, args.length, more.length);
+        return all;
+    }
+
+    private static List<String> policiesOf(String json) {
+        try {
+            List<String> names = new java.util.ArrayList<>();
+            JSON.readTree(json).forEach(n -> names.add(n.get("policy").asText()));
+            return names;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test
