@@ -1,6 +1,7 @@
 package io.gpupool.engine.policy;
 
 import io.gpupool.engine.JobState;
+import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.TenantLedger;
 
 import java.util.ArrayDeque;
@@ -122,8 +123,15 @@ public final class FairSharePolicy implements QueuePolicy, Admission, Preemption
         return a.config().guaranteedGpus() > 0 && a.gpus() + extraGpus <= a.config().guaranteedGpus() + 1e-9;
     }
 
-    static boolean anyGuarantees(PolicyContext ctx) {
-        return ctx.config().tenants().values().stream().anyMatch(t -> t.guaranteedGpus() > 0);
+    private SchedulerConfig guaranteesOf;   // the configuration `guarantees` was read from (admission asks for every job)
+    private boolean guarantees;
+
+    private boolean anyGuarantees(PolicyContext ctx) {
+        if (ctx.config() != guaranteesOf) {
+            guarantees = ctx.config().tenants().values().stream().anyMatch(t -> t.guaranteedGpus() > 0);
+            guaranteesOf = ctx.config();
+        }
+        return guarantees;
     }
 
     /** A non-preemptible job may not borrow: it could never be reclaimed. */
