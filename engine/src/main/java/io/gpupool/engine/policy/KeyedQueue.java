@@ -13,37 +13,27 @@ import java.util.function.ToDoubleFunction;
  * O(n log n) lookups per round. The order is that of {@code Double.compare} on the keys (ascending, or descending),
  * then {@link JobState#seq()}.
  */
-final class KeyedQueue implements JobQueue {
+final class KeyedQueue extends IndexHeap implements JobQueue {
     private final ToDoubleFunction<JobState> key;
     private final boolean descending;
     private JobState[] jobs;
     private double[] keys;
-    private int[] heap;
-    private int size;       // entries in the heap
     private int count;      // entries in jobs/keys
 
     KeyedQueue(Collection<JobState> pending, ToDoubleFunction<JobState> key, boolean descending) {
+        super(pending.size());
         this.key = key;
         this.descending = descending;
-        int n = pending.size();
-        jobs = pending.toArray(new JobState[Math.max(1, n)]);
+        jobs = pending.toArray(new JobState[Math.max(1, pending.size())]);
         keys = new double[jobs.length];
-        heap = new int[jobs.length];
-        for (int i = 0; i < n; i++) {
-            keys[i] = key.applyAsDouble(jobs[i]);
-            heap[i] = i;
-        }
-        count = size = n;
-        for (int i = size / 2 - 1; i >= 0; i--) siftDown(i);
+        count = pending.size();
+        for (int i = 0; i < count; i++) keys[i] = key.applyAsDouble(jobs[i]);
+        heapify();
     }
 
     @Override
     public JobState poll() {
-        if (size == 0) return null;
-        int top = heap[0];
-        heap[0] = heap[--size];
-        if (size > 0) siftDown(0);
-        return jobs[top];
+        return isEmpty() ? null : jobs[takeFirst()];
     }
 
     @Override
@@ -52,39 +42,14 @@ final class KeyedQueue implements JobQueue {
             jobs = Arrays.copyOf(jobs, 2 * count);
             keys = Arrays.copyOf(keys, 2 * count);
         }
-        if (size == heap.length) heap = Arrays.copyOf(heap, 2 * size);
         jobs[count] = job;
         keys[count] = key.applyAsDouble(job);
-        heap[size] = count++;
-        siftUp(size++);
+        add(count++);
     }
 
-    private boolean before(int a, int b) {
+    @Override
+    protected boolean before(int a, int b) {
         int c = descending ? Double.compare(keys[b], keys[a]) : Double.compare(keys[a], keys[b]);
         return c != 0 ? c < 0 : jobs[a].seq() < jobs[b].seq();
-    }
-
-    private void siftDown(int i) {
-        int x = heap[i];
-        while (true) {
-            int c = 2 * i + 1;
-            if (c >= size) break;
-            if (c + 1 < size && before(heap[c + 1], heap[c])) c++;
-            if (!before(heap[c], x)) break;
-            heap[i] = heap[c];
-            i = c;
-        }
-        heap[i] = x;
-    }
-
-    private void siftUp(int i) {
-        int x = heap[i];
-        while (i > 0) {
-            int p = (i - 1) / 2;
-            if (!before(x, heap[p])) break;
-            heap[i] = heap[p];
-            i = p;
-        }
-        heap[i] = x;
     }
 }
