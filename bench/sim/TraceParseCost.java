@@ -1,13 +1,13 @@
 // Cost of parsing a trace file per replay (docs/benchmarks.md, "Parallel comparison and round cost (issue 16)"):
 // indexes the file once, then times five full passes over its rows (what each policy's replay read again before
-// simulate kept a compared trace in memory), and the heap the parsed jobs take (LoadedTrace).
+// simulate kept a compared trace in memory), and the heap the parsed jobs take (Trace.loaded).
 // A single-file program against the CLI's jar:
 //   java -cp cli/target/gpupool.jar bench/sim/TraceParseCost.java TRACE.csv [FORMAT] [CLUSTER]
 // (defaults: philly, 64x8:V100-32GB).
 import io.gpupool.model.ClusterSpecs;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.predict.sizing.AdvisorMemorySizer;
-import io.gpupool.sim.trace.LoadedTrace;
+import io.gpupool.sim.trace.Trace;
 import io.gpupool.sim.trace.TraceContext;
 import io.gpupool.sim.trace.TraceFile;
 import io.gpupool.sim.trace.TraceFormats;
@@ -37,7 +37,7 @@ public class TraceParseCost {
         Runtime rt = Runtime.getRuntime();
         System.gc();
         long before = rt.totalMemory() - rt.freeMemory();
-        LoadedTrace loaded = LoadedTrace.of(trace);
+        Trace loaded = Trace.loaded(trace);
         System.gc();
         long after = rt.totalMemory() - rt.freeMemory();
         System.out.printf("held in memory: %.1f MB (%.0f bytes a job)%n", (after - before) / 1e6, (after - before) / (double) loaded.stats().jobs());

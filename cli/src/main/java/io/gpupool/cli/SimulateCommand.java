@@ -22,7 +22,6 @@ import io.gpupool.sim.metrics.ResultFormat;
 import io.gpupool.sim.metrics.SimulationResult;
 import io.gpupool.sim.report.InflationReport;
 import io.gpupool.sim.report.SimulationReport;
-import io.gpupool.sim.trace.LoadedTrace;
 import io.gpupool.sim.trace.OpenbFormat;
 import io.gpupool.sim.trace.OpenbNodeList;
 import io.gpupool.sim.trace.SyntheticTrace;
@@ -167,7 +166,7 @@ public final class SimulateCommand implements Callable<Integer> {
         note(jobs.stats());
         // several replays read the same jobs: parse a file trace once (a synthetic one is cheaper to generate again)
         Trace replayed = compared.size() > 1 && jobs instanceof TraceFile && jobs.stats().jobs() <= MAX_LOADED_JOBS
-                ? LoadedTrace.of(jobs) : jobs;
+                ? Trace.loaded(jobs) : jobs;
         List<SimulationResult> results;
         try (ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), !notes.quiet)) {
             // each replay owns its simulator, scheduler, predictor, batch placer, recorder and trace cursor

@@ -90,16 +90,10 @@ final class Dispatch {
             }
             String shape = job.shapeKey();
             Status reason = failedShapes.get(shape);
-            if (reason == null) reason = r.failures.knownFailure(r.cluster, shape);
             if (reason == null) {
-                PlacementResult p = r.pipeline.place(cycle(job, null), true);
-                if (p.ok()) {
-                    start(job, p);
-                    continue;
-                }
-                reason = p.status();
+                reason = startOrRefusal(job, shape, null);
+                if (reason == null) continue;
                 failedShapes.put(shape, reason);
-                if (r.pipeline.dependsOnlyOnClusterState()) r.failures.remember(r.cluster, shape, reason);
             }
             if (preemptFor(job, shape)) continue;
             r.jobs.waits(job, reason);
@@ -129,15 +123,14 @@ final class Dispatch {
      */
     void settle(SettledBackfill settled) {
         if (started.isEmpty() && preempted.isEmpty() && reservedHead != null && depthUsedUp && r.pipeline.dependsOnlyOnClusterState()) {
-            settled.remember(ctx, reservedHead, headRefusal, reservation, lastConsidered, reasonsHoldUntilMs);
+            settled.remember(reservedHead, headRefusal, reservation, lastConsidered, reasonsHoldUntilMs);
         } else {
             settled.forget();
         }
     }
 
     /**
-     * Behind a reservation: the job starts only if it ends before the reserved time or fits on GPUs outside it. A
-     * shape refused on the same cluster state and GPUs is refused again without placing ({@link FailureMemo}).
+     * Behind a reservation: the job starts only if it ends before the reserved time or fits on GPUs outside it.
      */
     private void backfill(JobState job) {
         long expectedMs = ctx.expectedRuntimeMs(job);
@@ -147,18 +140,24 @@ final class Dispatch {
             reasonsHoldUntilMs = Math.min(reasonsHoldUntilMs, reservation.atMs() - expectedMs);
         }
         Set<Long> excluded = endsBeforeReservation ? null : reservation.gpus();
-        String shape = job.shapeKey();
-        Status refused = r.failures.knownFailure(r.cluster, shape, excluded);
-        if (refused == null) {
-            PlacementResult p = r.pipeline.place(cycle(job, excluded), true);
-            if (p.ok()) {
-                start(job, p);
-                return;
-            }
-            refused = p.status();
-            if (r.pipeline.dependsOnlyOnClusterState()) r.failures.remember(r.cluster, shape, excluded, refused);
+        Status refused = startOrRefusal(job, job.shapeKey(), excluded);
+        if (refused != null) r.jobs.waits(job, backfillRefusal(refused));
+    }
+
+    /**
+     * Places the job outside the {@code excluded} GPUs (null: on any) and starts it, returning null; or returns why it
+     * does not fit. A shape refused on the same cluster state and GPUs is refused again without placing ({@link FailureMemo}).
+     */
+    private Status startOrRefusal(JobState job, String shape, Set<Long> excluded) {
+        Status known = r.failures.knownFailure(r.cluster, shape, excluded);
+        if (known != null) return known;
+        PlacementResult p = r.pipeline.place(cycle(job, excluded), true);
+        if (p.ok()) {
+            start(job, p);
+            return null;
         }
-        r.jobs.waits(job, backfillRefusal(refused));
+        if (r.pipeline.dependsOnlyOnClusterState()) r.failures.remember(r.cluster, shape, excluded, p.status());
+        return p.status();
     }
 
     /** The backfill refusal for a placement's refusal, made once per cause in a round. */

@@ -27,10 +27,6 @@ final class FailureMemo {
         return excluded == this.excluded ? blockedOutside.get(shape) : null;
     }
 
-    Status knownFailure(ClusterState cluster, String shape) {
-        return knownFailure(cluster, shape, null);
-    }
-
     void remember(ClusterState cluster, String shape, Set<Long> excluded, Status reason) {
         if (cluster.version() != blockedAtVersion) {
             blockedShapes.clear();
@@ -47,10 +43,6 @@ final class FailureMemo {
             this.excluded = excluded;
         }
         blockedOutside.put(shape, reason);
-    }
-
-    void remember(ClusterState cluster, String shape, Status reason) {
-        remember(cluster, shape, null, reason);
     }
 
     /** A new configuration: nothing remembered holds any more. */

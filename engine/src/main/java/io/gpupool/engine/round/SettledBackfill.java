@@ -2,7 +2,6 @@ package io.gpupool.engine.round;
 
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.policy.PolicyContext;
-import io.gpupool.engine.policy.RuntimePredictor;
 import io.gpupool.engine.status.Status;
 
 import java.util.Collection;
@@ -21,9 +20,6 @@ import java.util.Comparator;
  */
 final class SettledBackfill {
     private boolean valid;
-    private long clusterVersion;
-    private RuntimePredictor predictor;
-    private long predictorVersion;
     private JobState head;
     private Status headRefusal;
     private EasyReservation reservation;
@@ -36,12 +32,9 @@ final class SettledBackfill {
     }
 
     /** A full round ended with a reservation for {@code head}, the depth used up at {@code lastConsidered}; nothing started. */
-    void remember(PolicyContext ctx, JobState head, Status headRefusal, EasyReservation reservation, JobState lastConsidered,
+    void remember(JobState head, Status headRefusal, EasyReservation reservation, JobState lastConsidered,
                   long reasonsHoldUntilMs) {
-        this.valid = ctx.predictor().version() != RuntimePredictor.UNKNOWN_VERSION;
-        this.clusterVersion = ctx.cluster().version();
-        this.predictor = ctx.predictor();
-        this.predictorVersion = predictor.version();
+        this.valid = true;
         this.head = head;
         this.headRefusal = headRefusal;
         this.reservation = reservation;
@@ -50,12 +43,12 @@ final class SettledBackfill {
     }
 
     /**
-     * Whether this round, with only {@code arrivals} since the remembered one, would change nothing; if so the head's
-     * reason is renewed. {@code memo} gives the reservation this round would make.
+     * Whether this round, with only {@code arrivals} since the remembered one (the caller checks that nothing else
+     * changed, the cluster included), would change nothing; if so the head's reason is renewed. {@code memo} gives the
+     * reservation this round would make, and none when the predictions may have changed.
      */
     boolean holds(PolicyContext ctx, Collection<JobState> arrivals, Comparator<JobState> order, ReservationMemo memo, RoundJobs jobs) {
-        if (!valid || ctx.cluster().version() != clusterVersion || ctx.predictor() != predictor
-                || ctx.predictor().version() != predictorVersion || ctx.nowMs() > reasonsHoldUntilMs) return false;
+        if (!valid || ctx.nowMs() > reasonsHoldUntilMs) return false;
         for (JobState a : arrivals) if (order.compare(a, lastConsidered) <= 0) return false;
         ReservationMemo.Reuse again = memo.reuse(ctx, head);
         if (again == null || again.reservation() == null || again.reservation().gpus() != reservation.gpus()) return false;

@@ -39,11 +39,26 @@ public interface Trace {
     static Trace of(String label, List<TraceJob> jobs) {
         List<TraceJob> sorted = new ArrayList<>(jobs);
         sorted.sort(Comparator.comparingLong(t -> t.spec().submitTimeMs()));
-        List<TraceJob> fixed = List.copyOf(sorted);
+        return inMemory(label, TraceStats.of(sorted.size()), sorted);
+    }
+
+    /**
+     * A trace read once into memory, to replay it under several policies (in parallel or one after the other)
+     * without parsing its rows again for each: the same jobs in the same order, the source's label and reading
+     * statistics. Jobs are immutable, so concurrent cursors share them. Costs ~230 bytes a job (the Philly table:
+     * 19 MB), so it is for traces that fit comfortably; longer ones stay streamed.
+     */
+    static Trace loaded(Trace source) {
+        return inMemory(source.label(), source.stats(), source.toList());
+    }
+
+    /** Jobs in memory, already in submit order. */
+    private static Trace inMemory(String label, TraceStats stats, List<TraceJob> jobs) {
+        List<TraceJob> fixed = List.copyOf(jobs);
         return new Trace() {
             @Override public String label() { return label; }
 
-            @Override public TraceStats stats() { return TraceStats.of(fixed.size()); }
+            @Override public TraceStats stats() { return stats; }
 
             @Override
             public Cursor open() {
