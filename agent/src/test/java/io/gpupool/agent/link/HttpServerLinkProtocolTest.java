@@ -10,7 +10,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -39,7 +38,7 @@ class HttpServerLinkProtocolTest {
 
     /** A server on loopback answering /api/v1/agent/register with {@code status}, naming {@code version} (null: no header). */
     private URI serve(int status, Integer version) throws Exception {
-        http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         http.createContext("/healthz", ex -> {
             ex.sendResponseHeaders(200, -1);
             ex.close();
