@@ -6,7 +6,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.ScopeType;
 
-
 /**
  * The top command, {@code gpupool}. It has no behaviour of its own: without a subcommand picocli reports
  * "Missing required subcommand" (exit 2) and prints the usage.
