@@ -3,15 +3,15 @@
 # 100% arrived demand per openb variant and seed, and FGD's reduction against each baseline.
 # Usage: bench/sim/inflation-seeds.sh [VARIANTS] [SEEDS] [EXTRA]   (default: "default gpuspec33 multigpu50" "1 2 3 42" "")
 # EXTRA: more simulate options, e.g. --ignore-host (GPUs alone, as before host CPU and memory were modelled).
-# The openb lists are read from $TRACES/alibaba-openb (docs/traces.md; default TRACES: ../shared/traces beside the checkout).
+# The openb lists are read from $TRACES/alibaba-openb (docs/traces.md; default TRACES: $GPUPOOL_TRACES, else ../shared/traces beside the checkout).
 set -euo pipefail
-TRACES="$(realpath -m "${TRACES:-$(dirname "${BASH_SOURCE[0]}")/../../../shared/traces}")"
+TRACES="$(realpath -m "${TRACES:-${GPUPOOL_TRACES:-$(dirname "${BASH_SOURCE[0]}")/../../../shared/traces}}")"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 VARIANTS="${1:-default gpuspec33 multigpu50}"
 SEEDS="${2:-1 2 3 42}"
 EXTRA="${3:-}"
 T="$TRACES/alibaba-openb"
-[ -d "$T" ] || { echo "$T not found: the openb lists come from alibaba/clusterdata, cluster-trace-gpu-v2023" >&2; exit 2; }
+[ -d "$T" ] || { echo "$T not found: download the openb lists as docs/traces.md says (\"Getting the real traces\") and set TRACES to their folder" >&2; exit 2; }
 printf '%-11s %4s %7s %8s %8s %8s %12s %12s\n' variant seed arrived fgd best-fit binpack "fgd vs bf" "fgd vs bp"
 for v in $VARIANTS; do
   for seed in $SEEDS; do

@@ -4,17 +4,17 @@
 # parallel (--threads N, default: one per processor), timed with wall, CPU (user + sys) and peak RSS; the
 # outputs must be byte-identical.
 # Usage: bench/sim/parallel-compare.sh [THREADS...]     (default: 1 and the processor count)
-# Environment: JAR (default cli/target/gpupool.jar), TRACES (default ../shared/traces beside the checkout),
+# Environment: JAR (default cli/target/gpupool.jar), TRACES (default $GPUPOOL_TRACES, else ../shared/traces beside the checkout),
 # POLICIES (default the seven below), HEAP (default 2g).
 set -euo pipefail
-TRACES="$(realpath -m "${TRACES:-$(dirname "${BASH_SOURCE[0]}")/../../../shared/traces}")"
+TRACES="$(realpath -m "${TRACES:-${GPUPOOL_TRACES:-$(dirname "${BASH_SOURCE[0]}")/../../../shared/traces}}")"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 JAR="${JAR:-cli/target/gpupool.jar}"
 POLICIES="${POLICIES:-fcfs,fcfs-backfill,priority,fair-share,qssf,las,srtf-oracle}"
 PHILLY=$TRACES/philly/philly_jobs.csv
 JAVA="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java"
 [ -f "$JAR" ] || { echo "no $JAR: build it first (./mvnw -o -q -pl cli -am package -DskipTests)" >&2; exit 1; }
-[ -f "$PHILLY" ] || { echo "no $PHILLY (docs/traces.md)" >&2; exit 1; }
+[ -f "$PHILLY" ] || { echo "no $PHILLY: download the Philly table as docs/traces.md says (\"Getting the real traces\") and set TRACES to its folder" >&2; exit 1; }
 [ $# -gt 0 ] && set -- "$@" || set -- 1 "$(nproc)"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -5,10 +5,11 @@
 # outputs byte for byte.
 # Usage: bench/sim/same-figures.sh BEFORE.jar AFTER.jar [OUTDIR]   (build a jar: ./mvnw -pl cli -am package -DskipTests,
 #        then copy cli/target/gpupool.jar; check out the other commit and do the same)
-# Traces from $TRACES (docs/traces.md; default ../shared/traces beside the checkout).
+# Traces from $TRACES (docs/traces.md; default $GPUPOOL_TRACES, else ../shared/traces beside the checkout).
 set -euo pipefail
-TRACES="$(realpath -m "${TRACES:-$(dirname "${BASH_SOURCE[0]}")/../../../shared/traces}")"
+TRACES="$(realpath -m "${TRACES:-${GPUPOOL_TRACES:-$(dirname "${BASH_SOURCE[0]}")/../../../shared/traces}}")"
 BEFORE=$1 AFTER=$2 OUT=${3:-$(mktemp -d)}
+[ -f "$TRACES/philly/philly_jobs.csv" ] || { echo "no $TRACES/philly/philly_jobs.csv: download the public traces as docs/traces.md says (\"Getting the real traces\") and set TRACES to their folder" >&2; exit 2; }
 JAVA="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java"
 POLICIES="fcfs fcfs-backfill priority fair-share qssf las srtf-oracle"
 run() {   # jar, output directory

@@ -2,10 +2,10 @@
 # Simulator speed (docs/benchmarks.md, "Simulator"): wall time of whole ./gpupool simulate runs, JVM start-up
 # included, on the Philly table and on synthetic traces of 10k, 100k and 1M jobs (2 GiB heap).
 # Usage: bench/sim/simulate-speed.sh [POLICY] [REPEATS]    (default: fcfs, 3; prints the best and all runs)
-# The Philly table is read from $TRACES/philly/philly_jobs.csv (docs/traces.md; default TRACES: ../shared/traces
+# The Philly table is read from $TRACES/philly/philly_jobs.csv (docs/traces.md; default TRACES: $GPUPOOL_TRACES, else ../shared/traces
 # beside the checkout); without it the Philly run is skipped.
 set -euo pipefail
-TRACES="$(realpath -m "${TRACES:-$(dirname "${BASH_SOURCE[0]}")/../../../shared/traces}")"
+TRACES="$(realpath -m "${TRACES:-${GPUPOOL_TRACES:-$(dirname "${BASH_SOURCE[0]}")/../../../shared/traces}}")"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 POLICY="${1:-fcfs}"
 REPEATS="${2:-3}"

@@ -5,6 +5,7 @@ import io.gpupool.agent.confine.Confinement;
 import io.gpupool.agent.gpu.GpuBackendException;
 import io.gpupool.agent.node.NodeAgent;
 import io.gpupool.agent.run.RunnerConfig;
+import io.gpupool.model.BuildInfo;
 import io.gpupool.model.SpecException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -101,7 +102,7 @@ public final class AgentCommand implements Callable<Integer> {
                 fakeDeviceDir == null ? null : fakeDeviceDir.toAbsolutePath());
         AgentLauncher.Options o = new AgentLauncher.Options(server, t, nodeName, workDir,
                 discovery.backendOptions(null), Duration.ofSeconds(5),
-                Duration.ofMillis(Math.round(killGraceSec * 1000)), policy, !noFence, GpupoolCommand.version(), caFile(), unboundUser,
+                Duration.ofMillis(Math.round(killGraceSec * 1000)), policy, !noFence, BuildInfo.current().describe(), caFile(), unboundUser,
                 allowRootJobs, confine);
         PrintWriter out = spec.commandLine().getOut();
         NodeAgent agent;
@@ -119,11 +120,24 @@ public final class AgentCommand implements Callable<Integer> {
         out.printf("job start: %s%n", agent.runner().spawnMethod());
         out.flush();
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        Thread hook = new Thread(() -> {
             agent.close(); // jobs keep running: the next agent on this work directory takes them back
             stopped.countDown();
-        }, "gpupool-agent-shutdown"));
+        }, "gpupool-agent-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        agent.incompatibleServer().thenRun(stopped::countDown);
         stopped.await();
+        String incompatible = agent.incompatibleServer().getNow(null);
+        if (incompatible != null) {
+            // the server speaks another agent protocol version: stop with one line (exit 2), as for a wrong setting
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway
+            }
+            agent.close();
+            throw new SpecException(null, null, incompatible);
+        }
         return 0;
     }
 }

@@ -1,13 +1,10 @@
 package io.gpupool.cli;
 
+import io.gpupool.model.BuildInfo;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.ScopeType;
-
-import java.io.IOException;
-import java.io.InputStream;
-import java.util.Properties;
 
 /**
  * The top command, {@code gpupool}. It has no behaviour of its own: without a subcommand picocli reports
@@ -67,20 +64,9 @@ public final class GpupoolCommand {
         return cmd;
     }
 
-    /** The version of this build, e.g. {@code 0.1.0-SNAPSHOT}; "unknown" when run from unpackaged sources. */
+    /** The version of this build, e.g. {@code 0.1.0-SNAPSHOT}; "unknown" when run from unfiltered sources. */
     public static String version() {
-        try (InputStream in = GpupoolCommand.class.getResourceAsStream("version.properties")) {
-            if (in != null) {
-                Properties p = new Properties();
-                p.load(in);
-                String v = p.getProperty("version", "");
-                if (!v.isBlank() && !v.startsWith("${")) return v.trim();
-            }
-        } catch (IOException ignored) {
-            // fall through to the manifest
-        }
-        String fromManifest = GpupoolCommand.class.getPackage().getImplementationVersion();
-        return fromManifest != null ? fromManifest : "unknown";
+        return BuildInfo.current().version();
     }
 
     /** {@code gpupool --version}. */
@@ -88,7 +74,7 @@ public final class GpupoolCommand {
         @Override
         public String[] getVersion() {
             return new String[] {
-                    "gpupool " + version(),
+                    "gpupool " + BuildInfo.current().describe(),
                     "Java " + Runtime.version() + " (" + System.getProperty("java.vendor") + ")"};
         }
     }

@@ -94,4 +94,45 @@ class AgentCommandsTest {
         Cli.assertRefused(badUrl, "server");
         assertThat(Cli.run("agent", "--help").out()).contains("--server", "--token", "--fake-gpus", "--work-dir", "--backend");
     }
+
+    @Test
+    void the_agent_command_stops_with_one_line_and_exit_2_at_a_server_of_another_protocol_version() throws Exception {
+        // a server on loopback that answers as a gpupool server of the next protocol version would
+        int newer = io.gpupool.agent.protocol.AgentProtocolVersion.CURRENT + 1;
+        com.sun.net.httpserver.HttpServer http = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        http.createContext("/healthz", ex -> {
+            ex.sendResponseHeaders(200, -1);
+            ex.close();
+        });
+        http.createContext("/api/v1/agent/register", ex -> {
+            ex.getRequestBody().readAllBytes();
+            ex.getResponseHeaders().add(io.gpupool.agent.protocol.AgentProtocolVersion.HEADER, Integer.toString(newer));
+            ex.getResponseHeaders().add("Content-Type", "application/json");
+            byte[] body = "{\"status\":422,\"message\":\"another protocol\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(422, body.length);
+            ex.getResponseBody().write(body);
+            ex.close();
+        });
+        http.start();
+        try {
+            String url = "http://127.0.0.1:" + http.getAddress().getPort();
+            // its own thread, not the common pool: with one or two cores that pool has a single worker, which the
+            // waiting command would hold while the agent's HTTP client needs it
+            java.util.concurrent.ExecutorService runner = java.util.concurrent.Executors.newSingleThreadExecutor();
+            Cli.Result r;
+            try {
+                r = runner.submit(() -> Cli.run("agent", "--server", url, "--token", "join", "--fake-gpus", "1xT4",
+                        "--node-name", "old-agent", "--work-dir", dir.resolve("agent").toString(), "--no-confine", "--no-fence"))
+                        .get(60, TimeUnit.SECONDS);
+            } finally {
+                runner.shutdownNow();
+            }
+            assertThat(r.exitCode()).isEqualTo(2);
+            assertThat(r.err()).isEqualTo("gpupool: server " + url + " speaks agent protocol " + newer + ", this agent speaks "
+                    + io.gpupool.agent.protocol.AgentProtocolVersion.CURRENT + ": upgrade the agent to the server's release" + System.lineSeparator());
+        } finally {
+            http.stop(0);
+        }
+    }
 }

@@ -7,10 +7,8 @@ import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.NodeSpec;
 import io.gpupool.sim.trace.TraceJob;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,10 +35,9 @@ class OpenbBatchComparisonTest {
 
     @Test
     void batchModeAllocatesAtLeastAsMuchAsOneByOne() throws Exception {
-        Assumptions.assumeTrue(Files.isDirectory(DIR), "shared traces not found at " + DIR);
         boolean full = Boolean.getBoolean("openb.full");
-        ClusterSpec cluster = OpenbLoader.nodes(DIR.resolve("openb_node_list_gpu_node.csv"));
-        List<TraceJob> pods = OpenbLoader.pods(DIR.resolve("openb_pod_list_default.csv"), 0);
+        ClusterSpec cluster = OpenbLoader.nodes(OpenbLoader.require(DIR.resolve("openb_node_list_gpu_node.csv")));
+        List<TraceJob> pods = OpenbLoader.pods(OpenbLoader.require(DIR.resolve("openb_pod_list_default.csv")), 0);
         if (!full) {
             cluster = new ClusterSpec(sample(cluster.nodes(), 6));
             pods = sample(pods, 6);

@@ -27,8 +27,23 @@ import java.util.Set;
 final class OpenbLoader {
     private OpenbLoader() {}
 
+    /** The openb lists: {@code $GPUPOOL_TRACES/alibaba-openb}, else {@code ../shared/traces/alibaba-openb} beside the checkout. */
     static Path traces() {
-        return Path.of(System.getProperty("gpupool.repo.root", ".")).resolve("../shared/traces/alibaba-openb").normalize();
+        String env = System.getenv("GPUPOOL_TRACES");
+        Path root = env != null && !env.isBlank() ? Path.of(env)
+                : Path.of(System.getProperty("gpupool.repo.root", ".")).resolve("../shared/traces");
+        return root.resolve("alibaba-openb").toAbsolutePath().normalize();
+    }
+
+    /** Skips the calling test, with a line naming the path and where to get the traces, where {@code file} is absent. */
+    static Path require(Path file) {
+        if (!Files.isRegularFile(file)) {
+            String why = "skipped: " + file + " not found; download the public traces (docs/traces.md, \"Getting the real traces\") and set "
+                    + "GPUPOOL_TRACES to their folder (default: ../shared/traces beside the checkout)";
+            System.err.println("gpupool: " + why);
+            org.junit.jupiter.api.Assumptions.abort(why);
+        }
+        return file;
     }
 
     static ClusterSpec nodes(Path file) throws IOException {

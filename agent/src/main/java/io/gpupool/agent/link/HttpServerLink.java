@@ -2,6 +2,7 @@ package io.gpupool.agent.link;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.agent.protocol.AgentProtocolVersion;
 import io.gpupool.agent.protocol.NodeReport;
 import io.gpupool.agent.protocol.ProtocolJson;
 import io.gpupool.agent.protocol.RegisterRequest;
@@ -33,6 +34,10 @@ import java.util.concurrent.TimeUnit;
  * own pace. Every call is idempotent on the server (statuses by seq, logs by offset), so a retried call whose
  * first answer was lost does no harm. An https:// server must show a certificate that {@link ServerTrust} accepts
  * for the URL's host; a TLS failure is not retried (it is a setting to fix, not an outage).
+ *
+ * <p>Every call announces the agent protocol version ({@link AgentProtocolVersion}); an answer that names another
+ * version, whatever its status, or a 200 that names none (a server of version 1) while the agent speaks another, is a
+ * {@link LinkException.Kind#INCOMPATIBLE} failure.
  */
 public final class HttpServerLink implements ServerLink {
 
@@ -55,6 +60,7 @@ public final class HttpServerLink implements ServerLink {
     private final Settings settings;
     private final ServerTrust trust;
     private final HttpClient http;
+    private final int protocolVersion;
     private volatile String nodeToken;
     /** The report in flight and whether it may wait; guarded by this. */
     private CompletableFuture<HttpResponse<String>> inFlight;
@@ -71,6 +77,13 @@ public final class HttpServerLink implements ServerLink {
 
     /** As above, trusting the server's TLS certificate as {@code trust} says (for https:// URLs). */
     public HttpServerLink(URI server, String joinToken, Settings settings, ServerTrust trust) {
+        this(server, joinToken, settings, trust, AgentProtocolVersion.CURRENT);
+    }
+
+    /** As above, speaking agent protocol {@code protocolVersion} rather than this build's (tests of the version check). */
+    public HttpServerLink(URI server, String joinToken, Settings settings, ServerTrust trust, int protocolVersion) {
+        if (protocolVersion < 1) throw new IllegalArgumentException("protocol versions start at 1, got " + protocolVersion);
+        this.protocolVersion = protocolVersion;
         String base = server.toString();
         this.server = URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) : base);
         if (!"http".equals(this.server.getScheme()) && !"https".equals(this.server.getScheme())) {
@@ -114,6 +127,7 @@ public final class HttpServerLink implements ServerLink {
     @Override
     public Registration register(RegisterRequest request) throws LinkException {
         HttpResponse<String> r = call("/api/v1/agent/register", joinToken, request, 0, false);
+        checkProtocol(r);
         if (r.statusCode() != 200) {
             throw new LinkException(LinkException.Kind.REJECTED, "registration refused: " + describe(r));
         }
@@ -128,12 +142,30 @@ public final class HttpServerLink implements ServerLink {
         if (token == null) throw new LinkException(LinkException.Kind.UNKNOWN_NODE, "not registered in this process yet");
         String path = "/api/v1/agent/nodes/" + URLEncoder.encode(report.nodeId(), StandardCharsets.UTF_8).replace("+", "%20") + "/report";
         HttpResponse<String> r = call(path, token, report, report.waitMs(), true);
+        checkProtocol(r);
         return switch (r.statusCode()) {
             case 200 -> parse(r, ReportResponse.class);
             // 401: the credential was replaced (another registration) or the store is new; 404: the node is unknown
             case 401, 404 -> throw new LinkException(LinkException.Kind.UNKNOWN_NODE, "register again: " + describe(r));
             default -> throw new LinkException(LinkException.Kind.REJECTED, "report refused: " + describe(r));
         };
+    }
+
+    /** An answer in another protocol version than this agent's cannot be read safely, whatever it says. */
+    private void checkProtocol(HttpResponse<String> r) throws LinkException {
+        String header = r.headers().firstValue(AgentProtocolVersion.HEADER).orElse(null);
+        // an error without the header may come from a proxy, not the server: its status says what it is
+        if (header == null && r.statusCode() != 200) return;
+        int theirs;
+        try {
+            theirs = AgentProtocolVersion.parse(header);
+        } catch (IllegalArgumentException e) {
+            throw new LinkException(LinkException.Kind.INCOMPATIBLE, "server " + server + " answered with header "
+                    + AgentProtocolVersion.HEADER + " that " + e.getMessage());
+        }
+        if (theirs != protocolVersion) {
+            throw new LinkException(LinkException.Kind.INCOMPATIBLE, AgentProtocolVersion.agentRefuses(server, theirs, protocolVersion));
+        }
     }
 
     @Override
@@ -184,6 +216,7 @@ public final class HttpServerLink implements ServerLink {
                     .timeout(settings.requestTimeout().plusMillis(waitMs))
                     .header("Authorization", "Bearer " + token)
                     .header("Content-Type", "application/json")
+                    .header(AgentProtocolVersion.HEADER, Integer.toString(protocolVersion))
                     .POST(HttpRequest.BodyPublishers.ofByteArray(json))
                     .build();
             f = http.sendAsync(req, HttpResponse.BodyHandlers.ofString());

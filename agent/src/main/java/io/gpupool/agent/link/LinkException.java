@@ -9,6 +9,8 @@ public class LinkException extends Exception {
         UNREACHABLE,
         /** The server answered no (bad token, malformed request): retrying the same request will not help. */
         REJECTED,
+        /** The server speaks another agent protocol version ({@code AgentProtocolVersion}): the agent stops; an upgrade is needed. */
+        INCOMPATIBLE,
         /** The server does not know this node id (it was removed), or no longer takes its credential: register again. */
         UNKNOWN_NODE,
         /** The agent cut its own waiting report short because it has news (a job started or ended); nothing failed. */

@@ -32,6 +32,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -147,6 +148,8 @@ public final class NodeAgent implements AutoCloseable {
     /** The loop has tried to register once: before that, a missing lease is no reason to fence re-adopted jobs. */
     private volatile boolean triedServer;
     private volatile String leaseFileProblem;
+    /** Completed, with the one line to show, when the server turned out to speak another agent protocol version. */
+    private final CompletableFuture<String> incompatible = new CompletableFuture<>();
     private long lastPruneMs;
 
     /**
@@ -278,6 +281,12 @@ public final class NodeAgent implements AutoCloseable {
         } catch (LinkException e) {
             if (e.kind() == LinkException.Kind.WOKEN) return new Tick(true, 0, null, problem, true);
             connected = false;
+            if (e.kind() == LinkException.Kind.INCOMPATIBLE) {
+                // nothing this agent says or hears can be trusted with that server: the loop ends (jobs keep running
+                // until the lease runs out, as when the agent stops), and the agent's owner learns why
+                closing = true;
+                incompatible.complete(e.getMessage());
+            }
             if (e.kind() == LinkException.Kind.UNKNOWN_NODE) registered = false;
             fenceIfLeaseRanOut();
             return new Tick(false, 0, null, join(problem, "server: " + e.getMessage()), false);
@@ -392,6 +401,14 @@ public final class NodeAgent implements AutoCloseable {
     /** Status reports not yet acknowledged by the server. */
     public int bufferedStatuses() {
         return statuses.size();
+    }
+
+    /**
+     * Completes, with a one-line message naming the server and both versions, when the loop stopped because the server
+     * speaks another agent protocol version; never completes otherwise.
+     */
+    public CompletableFuture<String> incompatibleServer() {
+        return incompatible.copy();
     }
 
     /**

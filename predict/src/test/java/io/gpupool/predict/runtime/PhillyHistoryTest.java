@@ -15,12 +15,30 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The history model on the real Philly table (skipped where ../shared/traces is absent). */
+/**
+ * The history model on the real Philly table: in {@code $GPUPOOL_TRACES/philly/philly_jobs.csv}, else in
+ * {@code ../shared/traces} beside the checkout; skipped, with a line naming the path, where it is absent (docs/traces.md,
+ * "Getting the real traces").
+ */
 class PhillyHistoryTest {
+
+    private static Path philly() {
+        String env = System.getenv("GPUPOOL_TRACES");
+        Path root = env != null && !env.isBlank() ? Path.of(env)
+                : Path.of(System.getProperty("gpupool.repo.root", ".")).resolve("../shared/traces");
+        Path p = root.resolve("philly/philly_jobs.csv").toAbsolutePath().normalize();
+        if (!Files.isRegularFile(p)) {
+            String why = "skipped: " + p + " not found; download the public traces (docs/traces.md, \"Getting the real traces\") and set "
+                    + "GPUPOOL_TRACES to their folder (default: ../shared/traces beside the checkout)";
+            System.err.println("gpupool: " + why);
+            Assumptions.abort(why);
+        }
+        return p;
+    }
+
     @Test
     void recentRunsOfTheSameTenantAndGpuCountBeatTheGlobalMedianOnline() {
-        Path philly = Path.of(System.getProperty("gpupool.repo.root", ".")).resolve("../shared/traces/philly/philly_jobs.csv").normalize();
-        Assumptions.assumeTrue(Files.isRegularFile(philly), "skipped: " + philly + " not found (public traces live in ../shared/traces)");
+        Path philly = philly();
         List<FinishedJob> jobs = new ArrayList<>();
         try (Trace.Cursor c = TraceFile.open(philly, new PhillyFormat(), TraceContext.standard(), false).open()) {
             while (c.hasNext() && jobs.size() < 20_000) {

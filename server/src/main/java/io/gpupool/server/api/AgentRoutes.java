@@ -1,5 +1,6 @@
 package io.gpupool.server.api;
 
+import io.gpupool.agent.protocol.AgentProtocolVersion;
 import io.gpupool.agent.protocol.DesiredState;
 import io.gpupool.agent.protocol.LogChunk;
 import io.gpupool.agent.protocol.LogOffset;
@@ -61,6 +62,24 @@ final class AgentRoutes {
     void register(RouteTable r) {
         r.post("/api/v1/agent/register", this::registerNode);
         r.post("/api/v1/agent/nodes/{name}/report", this::report);
+    }
+
+    /**
+     * Runs before the agent routes (and before authentication): every answer names the protocol version this server
+     * speaks, so an agent of another version can say so; a call announcing another version is refused before anything
+     * is read (an agent announcing none speaks version 1: {@link AgentProtocolVersion#UNANNOUNCED}).
+     */
+    static void checkProtocol(Context ctx) {
+        ctx.header(AgentProtocolVersion.HEADER, Integer.toString(AgentProtocolVersion.CURRENT));
+        int announced;
+        try {
+            announced = AgentProtocolVersion.parse(ctx.header(AgentProtocolVersion.HEADER));
+        } catch (IllegalArgumentException e) {
+            throw ServiceException.malformed(AgentProtocolVersion.HEADER, e.getMessage());
+        }
+        if (announced != AgentProtocolVersion.CURRENT) {
+            throw ServiceException.invalid(AgentProtocolVersion.HEADER, AgentProtocolVersion.serverRefuses(announced, AgentProtocolVersion.CURRENT));
+        }
     }
 
     private void registerNode(Context ctx) {

@@ -1,5 +1,7 @@
 package io.gpupool.server.api;
 
+import io.gpupool.agent.protocol.AgentProtocolVersion;
+import io.gpupool.model.BuildInfo;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.server.auth.Principal;
 import io.gpupool.server.auth.RateLimiter;
@@ -26,13 +28,14 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * The HTTP side: Javalin on Jetty 12 with virtual threads, HTTPS instead of HTTP when given a TLS identity. Every /api/v1 call is authenticated (Bearer
  * token) and rate limited per token; every failure is a JSON error {@code {status, error, field, rule,
  * message}} with a 4xx status for anything the caller got wrong. Public: the dashboard (/), /healthz,
- * /readyz, /metrics and /openapi.json.
+ * /readyz, /metrics, /openapi.json and /api/v1/version.
  */
 public final class ApiServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
@@ -45,6 +48,7 @@ public final class ApiServer implements AutoCloseable {
     static final int ACCEPT_BACKLOG = 1024;
     /** Seconds a client waits before it retries after a 503 (the store is down or the service overloaded). */
     static final int RETRY_AFTER_UNAVAILABLE_S = 2;
+    static final String VERSION_PATH = "/api/v1/version";
     private final Javalin app;
     private RouteTable table;
     private final Tokens tokens;
@@ -82,6 +86,7 @@ public final class ApiServer implements AutoCloseable {
                 sf.directory = "/public";
                 sf.location = Location.CLASSPATH;
             });
+            cfg.routes.before("/api/v1/agent/*", AgentRoutes::checkProtocol);
             cfg.routes.before("/api/*", this::authenticate);
             cfg.routes.before("/api/*", QueryStrings::check);
             cfg.routes.exception(ServiceException.class, (e, ctx) -> error(ctx, e.kind().status, e.field(), e.rule()));
@@ -106,6 +111,7 @@ public final class ApiServer implements AutoCloseable {
             });
             r.get("/metrics", ctx -> ctx.contentType(metrics.contentType()).result(metrics.scrape()));
             r.get("/openapi.json", ctx -> ctx.contentType("application/json").result(openApi));
+            r.get(VERSION_PATH, ctx -> Json.send(ctx, 200, versionBody()));
             new JobRoutes(pool, store, catalog, allowRootJobs).register(r);
             new NodeRoutes(pool).register(r);
             new AgentRoutes(pool, store, tokens, catalog, clock, agentSettings).register(r);
@@ -142,7 +148,23 @@ public final class ApiServer implements AutoCloseable {
         return table;
     }
 
+    /**
+     * This build, readable without a token (as /healthz; Kubernetes' /version is public too): install checks and agents
+     * ask it before they hold a token. It tells no more than the release a caller could guess from the API's behaviour.
+     */
+    private static Map<String, Object> versionBody() {
+        BuildInfo b = BuildInfo.current();
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("version", b.version());
+        body.put("commit", b.commit());
+        body.put("dirty", b.dirty());
+        body.put("agentProtocol", AgentProtocolVersion.CURRENT);
+        return body;
+    }
+
     private void authenticate(Context ctx) {
+        String path = ctx.path();
+        if (path.equals(VERSION_PATH) || path.equals(VERSION_PATH + "/")) return;
         String h = ctx.header("Authorization");
         if (h == null || !h.regionMatches(true, 0, "Bearer ", 0, 7)) {
             ctx.header("WWW-Authenticate", "Bearer realm=\"gpupool\"");

@@ -9,7 +9,7 @@ import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The real public traces read end to end (skipped where ../shared/traces is absent). */
+/** The real public traces read end to end (skipped where they are absent: {@link SharedTraces}). */
 class SharedTracesTest {
 
     @Test
