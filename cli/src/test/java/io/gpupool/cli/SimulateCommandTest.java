@@ -33,7 +33,7 @@ class SimulateCommandTest {
     void theHelpListsTheRegisteredPoliciesAndThemisRuns() throws IOException {
         Cli.Result help = Cli.run("simulate", "--help");
         assertThat(help.exitCode()).isZero();
-        assertThat(help.out().replaceAll("\\s+", " ")).contains("fcfs, fcfs-backfill, priority, fair-share, qssf, las, srtf-oracle, themis (default");
+        assertThat(help.out().replaceAll("\\s+", " ")).contains("fcfs, fcfs-backfill, priority, fair-share, qssf, las, srtf-oracle, themis, gittins (default");
         Cli.Result r = Cli.run("simulate", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB", "--policy", "themis", "--output", "json");
         assertThat(r.exitCode()).isZero();
         JsonNode arr = new ObjectMapper().readTree(r.out());
@@ -41,7 +41,7 @@ class SimulateCommandTest {
         assertThat(arr.get(0).get("unfinished").asInt()).isZero();
     }
 
-    private static final String ALL_POLICIES = "fcfs,fcfs-backfill,priority,fair-share,qssf,las,srtf-oracle,themis";
+    private static final String ALL_POLICIES = "fcfs,fcfs-backfill,priority,fair-share,qssf,las,srtf-oracle,themis,gittins";
 
     /** Policies replayed on several threads print exactly what they print one after the other. */
     @Test

@@ -14,6 +14,7 @@ import io.gpupool.engine.policy.QueuePolicy;
 import io.gpupool.engine.policy.RuntimeOracle;
 import io.gpupool.engine.policy.RuntimePredictor;
 import io.gpupool.engine.policy.StandingOrder;
+import io.gpupool.engine.policy.CompletionObserver;
 import io.gpupool.engine.policy.StandingQueue;
 import io.gpupool.engine.policy.UsageHalfLife;
 import io.gpupool.engine.round.PolicyParts;
@@ -145,6 +146,7 @@ public final class Scheduler {
         job.status = JobStatus.COMPLETED;
         job.endMs = nowMs;
         predictor.observe(job.spec(), job.attainedMs(nowMs));
+        if (policy instanceof CompletionObserver learner) learner.jobFinished(job, nowMs);
     }
 
     /** Cancels a pending or running job; false when it had already ended. */

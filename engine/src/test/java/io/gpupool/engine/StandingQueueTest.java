@@ -1,5 +1,6 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.policy.CompletionObserver;
 import io.gpupool.engine.policy.JobQueue;
 import io.gpupool.engine.policy.LasPolicy;
 import io.gpupool.engine.policy.PolicyContext;
@@ -24,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The standing queue polls jobs in exactly the order the policy's per-round queue would, through
- * arrivals, starts, cancellations and preemptions within a round, for every policy that has a standing order.
+ * arrivals, starts, cancellations and preemptions within a round, for every policy that has a standing order
+ * (and through the re-sorts of a policy whose order changes as it learns from finished jobs).
  */
 class StandingQueueTest {
     private static final ClusterSpec POOL = pool(1, 8, A100);
@@ -41,7 +43,7 @@ class StandingQueueTest {
                 if (seed == 1) compared.add(name);
             }
         }
-        assertThat(compared).containsExactlyInAnyOrder("fcfs", "fcfs-backfill", "las", "priority", "srtf-oracle");
+        assertThat(compared).containsExactlyInAnyOrder("fcfs", "fcfs-backfill", "las", "priority", "srtf-oracle", "gittins");
     }
 
     /** Random rounds; false when the policy keeps no standing order. */
@@ -70,6 +72,14 @@ class StandingQueueTest {
             if (!pending.isEmpty() && rnd.nextInt(4) == 0) {   // a cancellation between rounds
                 JobState gone = pending.remove(rnd.nextInt(pending.size()));
                 standing.remove(gone);
+            }
+            if (policy instanceof CompletionObserver learner) {
+                // jobs finish elsewhere in the pool: gittins re-learns its indexes and the standing queue re-sorts
+                for (int k = rnd.nextInt(0, 12); k > 0; k--) {
+                    JobState done = new JobState(job("done" + seq, 1 + rnd.nextInt(4)).build(), seq++, now, note);
+                    done.attainedBeforeMs = 1000L * (1 + rnd.nextInt(400));
+                    learner.jobFinished(done, now);
+                }
             }
             PolicyContext ctx = new PolicyContext(now, config, ctx0.cluster(), null, ctx0.predictor(), runtimes::get, List.of());
             JobQueue expected = perRoundOrder(name, policy, ctx, new ArrayList<>(pending));

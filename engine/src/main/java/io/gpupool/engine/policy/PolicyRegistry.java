@@ -21,6 +21,7 @@ public final class PolicyRegistry {
         register("las", LasPolicy::new, LasPolicy.Args.DEFAULTS);
         register("srtf-oracle", SrtfOraclePolicy::new);
         register("themis", ThemisPolicy::new, BackfillArgs.DEFAULTS);
+        register("gittins", GittinsPolicy::new, GittinsPolicy.Args.DEFAULTS);
     }
 
     private PolicyRegistry() {}

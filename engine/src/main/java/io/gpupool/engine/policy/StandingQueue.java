@@ -22,7 +22,8 @@ import java.util.TreeSet;
 public final class StandingQueue {
     private final StandingOrder policy;
     private Comparator<JobState> order;
-    private final TreeSet<JobState> set;
+    private TreeSet<JobState> set;
+    private long orderVersion;
     private final List<Object[]> deferred = new ArrayList<>();   // {job, Boolean add} in event order
     private boolean inRound;
 
@@ -30,6 +31,7 @@ public final class StandingQueue {
         this.policy = policy;
         this.order = full(policy.standingOrder(ctx));
         this.set = new TreeSet<>((a, b) -> order.compare(a, b));
+        this.orderVersion = policy.orderVersion();
     }
 
     private static Comparator<JobState> full(Comparator<JobState> c) {
@@ -56,6 +58,7 @@ public final class StandingQueue {
     /** This round's queue; call {@link #endRound()} when the round is over. */
     public JobQueue round(PolicyContext ctx) {
         order = full(policy.standingOrder(ctx));
+        if (policy.orderVersion() != orderVersion) resort();
         inRound = true;
         Iterator<JobState> walk = set.iterator();
         return new JobQueue() {
@@ -76,6 +79,14 @@ public final class StandingQueue {
                 requeued.add(job);
             }
         };
+    }
+
+    /** The policy's keys changed: the same jobs in a new set built under the new order. */
+    private void resort() {
+        TreeSet<JobState> fresh = new TreeSet<>((a, b) -> order.compare(a, b));
+        fresh.addAll(set);
+        set = fresh;
+        orderVersion = policy.orderVersion();
     }
 
     public void endRound() {

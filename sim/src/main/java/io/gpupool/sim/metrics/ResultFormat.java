@@ -65,6 +65,7 @@ public final class ResultFormat {
             new Column("utilization", "frag", r -> pct(r.fragmentation())),
             new Column("waiting", "avg wait", r -> dur(r.waiting().mean())),
             new Column("waiting", "p95 wait", r -> dur(r.waiting().p95())),
+            new Column("waiting", "p99 wait", r -> dur(r.waiting().p99())),
             new Column("waiting", "max wait", r -> dur(r.waiting().max())),
             new Column("completion time", "avg JCT", r -> dur(r.jct().mean())),
             new Column("completion time", "p50 JCT", r -> dur(r.jct().p50())),

@@ -18,7 +18,7 @@ import java.util.Map;
  * @param preemptions     times a running job was preempted
  * @param rounds          scheduling rounds the engine ran
  * @param jct             job completion time (finish - submit): mean, p50, p95, p99
- * @param waiting         time queued (over all waits of a job): mean, p95, max
+ * @param waiting         time queued (over all waits of a job): mean, p95, p99, max
  * @param slowdown        JCT / run time: mean, p95 (finish-time fairness when the job had the pool alone)
  * @param makespanSec     first submit to last finish
  * @param utilization     allocated GPU-time / GPU-time the pool offered over the makespan
@@ -90,6 +90,7 @@ public record SimulationResult(
         m.put("p99_jct_s", r3(jct.p99()));
         m.put("avg_wait_s", r3(waiting.mean()));
         m.put("p95_wait_s", r3(waiting.p95()));
+        m.put("p99_wait_s", r3(waiting.p99()));
         m.put("max_wait_s", r3(waiting.max()));
         m.put("avg_slowdown", r3(slowdown.mean()));
         m.put("p95_slowdown", r3(slowdown.p95()));

@@ -1,0 +1,130 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+
+import java.util.Comparator;
+import java.util.OptionalLong;
+
+/**
+ * Gittins-index scheduling with a service distribution learned online (Tiresias' dlas-gpu-gittins, NSDI'19): no
+ * run-time estimates and no peek at the trace. Each finished job's service (GPUs x run time) goes into a histogram
+ * over geometric service levels, per tenant and GPU-size class, per class, and overall ({@link ServiceHistory}); a job
+ * is ranked by the Gittins index of its level in the most specific group with enough history ({@link GittinsIndex}):
+ * the highest index first, then the lower level, then arrival. A pending job preempts running jobs of strictly lower
+ * index. The indexes are recomputed when the history has grown by a tenth (so a waiting job's rank changes only
+ * then, and the queue is re-sorted only then); a running job's index changes when its service crosses a level edge.
+ * Before enough jobs finished the prior makes it least-attained-service first.
+ */
+public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preemption, CompletionObserver {
+    /**
+     * @param firstLevelGpuSec service (GPU-seconds) at which level 1 starts
+     * @param levelRatio       each level's upper edge / its lower edge
+     * @param minGroupJobs     finished jobs a tenant's size class (or a size class) needs before its own history is used
+     */
+    public record Args(double firstLevelGpuSec, double levelRatio, String groups, int minGroupJobs) implements PolicyArgs {
+        private static final java.util.List<String> GROUPS = java.util.List.of("all", "size", "tenant-size");
+        public static final Args DEFAULTS = new Args(60, 2, "all", 100);
+
+        public Args {
+            PolicyArgs.require(groups != null && GROUPS.contains(groups), "groups", "must be one of " + GROUPS + ", got '" + groups + "'");
+            PolicyArgs.require(firstLevelGpuSec > 0, "firstLevelGpuSec", "must be positive, got " + firstLevelGpuSec);
+            PolicyArgs.require(levelRatio > 1.01 && levelRatio <= 100, "levelRatio", "must be in (1.01, 100], got " + levelRatio);
+            PolicyArgs.require(minGroupJobs >= 1, "minGroupJobs", "must be >= 1, got " + minGroupJobs);
+        }
+    }
+
+    /** Levels reach 10^9 GPU-seconds (a 128-GPU gang for three months); beyond, the last level. */
+    private static final double TOP_GPU_SEC = 1e9;
+    /** The indexes are recomputed when the history has grown by this factor (and by at least a few jobs). */
+    private static final double REFRESH_GROWTH = 1.1;
+    private static final int REFRESH_MIN_STEP = 10;
+
+    private static final PolicyTraits TRAITS = PolicyTraits.of(BlockingMode.SKIP, PolicyTraits.Trait.PREEMPTIVE,
+            PolicyTraits.Trait.STANDING_ORDER, PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST, PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS);
+
+    private final ServiceLevels levels;
+    private final ServiceHistory history;
+    private ServiceHistory.Table table;
+    private long tableVersion;
+    private long nextRefreshAt;
+    /** Lowest index of a running job when this round's order was made: a job above it may have a victim. */
+    private double lowestRunning;
+
+    public GittinsPolicy(Args args) {
+        this.levels = new ServiceLevels(args.firstLevelGpuSec(), args.levelRatio(), TOP_GPU_SEC);
+        this.history = new ServiceHistory(levels, ServiceHistory.Groups.valueOf(args.groups().toUpperCase().replace('-', '_')), args.minGroupJobs());
+        this.table = history.table();
+        this.nextRefreshAt = REFRESH_MIN_STEP;
+    }
+
+    @Override public String name() { return "gittins"; }
+
+    @Override public PolicyTraits traits() { return TRAITS; }
+
+    @Override
+    public void jobFinished(JobState job, long nowMs) {
+        history.add(job, job.attainedGpuMs(nowMs) / 1000.0);
+        if (history.observations() >= nextRefreshAt) {
+            table = history.table();
+            tableVersion++;
+            nextRefreshAt = Math.max(history.observations() + REFRESH_MIN_STEP, (long) Math.ceil(history.observations() * REFRESH_GROWTH));
+        }
+    }
+
+    @Override public long orderVersion() { return tableVersion; }
+
+    private int levelOf(JobState j, long nowMs) {
+        return levels.levelOf(j.attainedGpuMs(nowMs) / 1000.0);
+    }
+
+    static double indexOf(ServiceHistory.Table t, JobState j, int level) {
+        return t.indexesFor(j)[level];
+    }
+
+    /** Highest index first, then the lower level, then arrival; bound to the table of this moment. */
+    @Override
+    public Comparator<JobState> standingOrder(PolicyContext ctx) {
+        long now = ctx.nowMs();
+        ServiceHistory.Table t = table;
+        lowestRunning = Double.POSITIVE_INFINITY;
+        for (JobState j : ctx.running()) lowestRunning = Math.min(lowestRunning, indexOf(t, j, levelOf(j, now)));
+        return Comparator.comparingDouble((JobState j) -> -indexOf(t, j, levelOf(j, now)))
+                .thenComparingInt(j -> levelOf(j, now))
+                .thenComparingLong(j -> j.spec().submitTimeMs());
+    }
+
+    private double indexNow(PolicyContext ctx, JobState j) {
+        return indexOf(table, j, levelOf(j, ctx.nowMs()));
+    }
+
+    @Override
+    public boolean mayPreemptAny(PolicyContext ctx, JobState job) {
+        return indexNow(ctx, job) > lowestRunning;
+    }
+
+    @Override
+    public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
+        return indexNow(ctx, victim) < indexNow(ctx, job);
+    }
+
+    /** Lowest index first (the allowed victims of any job come first), then the cheapest. */
+    @Override
+    public Comparator<JobState> victimOrder(PolicyContext ctx) {
+        return Comparator.comparingDouble((JobState j) -> indexNow(ctx, j)).thenComparing(Preemption.cheapestFirst(ctx));
+    }
+
+    /** The next moment a running job's service crosses a level edge (its index changes then). */
+    @Override
+    public OptionalLong nextReevaluationMs(PolicyContext ctx) {
+        long now = ctx.nowMs();
+        long best = Long.MAX_VALUE;
+        for (JobState j : ctx.running()) {
+            if (j.gpuUnits() <= 0) continue;
+            double upper = levels.upper(levelOf(j, now));
+            if (Double.isInfinite(upper)) continue;
+            double needGpuMs = upper * 1000.0 - j.attainedGpuMs(now);
+            best = Math.min(best, now + Math.max(1, (long) Math.ceil(needGpuMs / j.gpuUnits())));
+        }
+        return best == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(best);
+    }
+}
