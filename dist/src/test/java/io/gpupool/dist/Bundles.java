@@ -49,6 +49,13 @@ final class Bundles {
         Files.delete(work);
     }
 
+    /** A tool a test needs: where it is missing the test is skipped with the message, or fails in CI (GPUPOOL_CI=1, .ci/run installs it). */
+    static void needTool(boolean present, String message) {
+        if (present) return;
+        if ("1".equals(System.getenv("GPUPOOL_CI"))) throw new AssertionError(message);
+        org.junit.jupiter.api.Assumptions.abort(message);
+    }
+
     static void run(Path dir, String... command) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(List.of(command)).directory(dir.toFile()).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
