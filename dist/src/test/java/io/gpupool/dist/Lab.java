@@ -87,7 +87,7 @@ final class Lab implements AutoCloseable {
                 "");
         long t0 = System.nanoTime();
         Result r = sh(List.of("bash", "-c", prelude + rewritten), null);
-        System.err.printf("lab: %s: %.1f s%n", name, (System.nanoTime() - t0) / 1e9);
+        if (name.startsWith("step ")) System.err.printf("lab: %s: %.1f s%n", name, (System.nanoTime() - t0) / 1e9);
         return r;
     }
 
