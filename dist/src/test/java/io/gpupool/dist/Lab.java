@@ -24,6 +24,13 @@ final class Lab implements AutoCloseable {
     /** What the agent gets beyond its unit's command: this machine has no GPUs, and the test leaves cgroups alone. */
     static final String AGENT_ARGS = "--fake-gpus 2xA100-80GB --no-confine";
 
+    /**
+     * What the server gets beyond its unit's command: a lease of 120 s instead of 30. On a loaded test machine (two
+     * cores shared with other builds) a server restart took up to 47 s, past the default lease, and the agent rightly
+     * stopped its jobs (docs/install.md, section 8, says to keep a restart shorter than the lease).
+     */
+    static final String SERVER_ARGS = "--node-lost-timeout 120";
+
     final Path root;
     final Path home;
     final int port;
@@ -61,7 +68,7 @@ final class Lab implements AutoCloseable {
         Files.setPosixFilePermissions(systemctl, PosixFilePermissions.fromString("rwxr-xr-x"));
         String javaHome = System.getProperty("java.home");
         Files.writeString(state, String.join("\n",
-                "export LAB='" + root + "' LAB_AGENT_ARGS='" + AGENT_ARGS + "'",
+                "export LAB='" + root + "' LAB_AGENT_ARGS='" + AGENT_ARGS + "' LAB_SERVER_ARGS='" + SERVER_ARGS + "'",
                 "export PATH='" + root + "/usr/local/bin':\"$PATH\"",
                 // as on a machine whose default java is older: bin/gpupool finds JDK 25 by itself where it is installed as
                 // usual, else (a JDK elsewhere, e.g. CI's) it is given as JAVA_HOME
