@@ -46,6 +46,9 @@ class InstallDocTest {
             Lab.Result server = step(lab, doc, run, "server");
             assertThat(server.stdout()).contains("\"status\":\"ready\"");
             assertThat(lab.journal("gpupool-server")).contains("listening on https://");
+            // bin/gpupool runs the service with the repository launcher's JVM options (lib/java-options.sh) on JDK 25
+            assertThat(commandLine(lab, "gpupool-server")).contains("-XX:MaxGCPauseMillis=20", "--sun-misc-unsafe-memory-access=allow")
+                    .anyMatch(a -> a.matches(".*/bin/java")).containsSequence("-jar", lab.root + "/opt/" + Bundles.name() + "/lib/gpupool.jar", "server");
             step(lab, doc, run, "admin");
             Lab.Result token = step(lab, doc, run, "join-token");
             assertThat(token.stdout().trim()).startsWith("gp_");
@@ -68,6 +71,8 @@ class InstallDocTest {
             step(lab, doc, run, "upgrade-server");
             step(lab, doc, run, "upgrade-agent");
             assertThat(lab.root.resolve("opt/gpupool").toRealPath().getFileName().toString()).isEqualTo("gpupool-0.2.0");
+            assertThat(commandLine(lab, "gpupool-server")).contains(lab.root + "/opt/gpupool-0.2.0/lib/gpupool.jar");
+            assertThat(commandLine(lab, "gpupool-agent")).contains(lab.root + "/opt/gpupool-0.2.0/lib/gpupool.jar");
             assertThat(lab.journal("gpupool-server")).contains("1 active jobs restored");
             assertThat(job(lab, "j2").path("state").asText()).isEqualTo("RUNNING");
             assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).as("j2's process after both restarts").contains(true);
@@ -111,6 +116,12 @@ class InstallDocTest {
             throw new AssertionError(e.getMessage() + "\n--- server journal\n" + lab.journal("gpupool-server")
                     + "--- agent journal\n" + lab.journal("gpupool-agent"), e);
         }
+    }
+
+    /** The arguments of a unit's main process (the JVM that bin/gpupool became). */
+    private static List<String> commandLine(Lab lab, String unit) throws Exception {
+        String pid = Files.readString(lab.root.resolve("run/" + unit + ".pid")).trim();
+        return List.of(Files.readString(Path.of("/proc", pid, "cmdline")).split("\0"));
     }
 
     private static JsonNode job(Lab lab, String id) throws Exception {
