@@ -3,6 +3,7 @@
 #   - a throwaway PostgreSQL cluster in a temp dir on a free loopback port -> GPUPOOL_TEST_PG_URL
 #   - Chromium and chromedriver from Debian's packages                   -> GPUPOOL_TEST_CHROMIUM, GPUPOOL_TEST_CHROMEDRIVER
 #   - gcc (the agent's NVML test compiles a stand-in libnvidia-ml)
+#   - sqlite3, curl, openssl, systemd-analyze (dist's tests run docs/install.md and verify the systemd units)
 # Missing packages are installed with apt-get. The cluster is stopped and removed when the shell exits.
 # In CI (GPUPOOL_CI=1) the tests that need these fail instead of skipping when they are absent.
 
@@ -12,6 +13,11 @@ gpupool_services_install() {
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)   # the agent's NVML binding test builds its stand-in library
+  # dist's InstallDocTest runs docs/install.md: TLS (openssl), the API (curl), a backup and a restore of the store (sqlite3)
+  command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
+  command -v curl >/dev/null 2>&1 || missing+=(curl)
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)   # dist's BundleContentsTest verifies the units
   if [ ${#missing[@]} -gt 0 ]; then
     echo "services: installing ${missing[*]}" >&2
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
