@@ -46,7 +46,10 @@ public final class GeneticSolver implements Solver {
         int n = p.size();
         if (n < 2) return search.result(name(), "nothing to search");
         int generations = s.iterationsOr(GENERATIONS);
-        Function<Genotype<DoubleGene>, Score> fitness = gt -> search.evaluate(decode(gt, n)).score();
+        long generationsEnd = search.until(OrderSearch.POPULATION_PHASE_END);
+        // past the phase's end the rest of a generation is not placed (it scores nothing), so a generation of
+        // slow passes cannot overrun the budget
+        Function<Genotype<DoubleGene>, Score> fitness = gt -> search.outOfTime(generationsEnd) ? Score.EMPTY : search.evaluate(decode(gt, n)).score();
         Engine<DoubleGene, Score> engine = Engine.builder(fitness, DoubleChromosome.of(0, 1, 2 * n))
                 .executor(Runnable::run)
                 .populationSize(POPULATION)
@@ -71,7 +74,7 @@ public final class GeneticSolver implements Solver {
             }
             ISeq<Phenotype<DoubleGene, Score>> population = ISeq.of(start.stream().map(g -> Phenotype.<DoubleGene, Score>of(g, 1)).toList());
             return engine.stream(() -> EvolutionStart.of(population, 1))
-                    .limit(er -> !search.outOfTime(search.until(OrderSearch.POPULATION_PHASE_END)))
+                    .limit(er -> !search.outOfTime(generationsEnd))
                     .limit(generations)
                     .peek(er -> done[0] = er.generation())
                     .collect(EvolutionResult.toBestEvolutionResult());
