@@ -79,7 +79,7 @@ public final class GeneticSolver implements Solver {
                     .peek(er -> done[0] = er.generation())
                     .collect(EvolutionResult.toBestEvolutionResult());
         });
-        search.improve(search.bestCandidate(), local, LocalSearch.FINAL_KICKS, 1.0);
+        search.improve(search.bestCandidate(), local, LocalSearch.FINAL_KICKS, OrderSearch.FINAL_LOCAL_SEARCH_END);
         return search.result(name(), done[0] + " of " + generations + " generations (Jenetics, random keys) between two local searches");
     }
 

@@ -75,7 +75,7 @@ public final class ParticleSwarmSolver implements Solver {
             }
             done++;
         }
-        search.improve(search.bestCandidate(), local, LocalSearch.FINAL_KICKS, 1.0);
+        search.improve(search.bestCandidate(), local, LocalSearch.FINAL_KICKS, OrderSearch.FINAL_LOCAL_SEARCH_END);
         return search.result(name(), done + " of " + iterations + " iterations x " + PARTICLES + " particles between two local searches");
     }
 
