@@ -9,14 +9,15 @@ import java.util.Random;
  * <ul>
  *   <li><b>insert</b>: a job the order leaves out goes to an earlier position (it may now fit, pushing
  *       others out: an ejection);</li>
- *   <li><b>swap</b>: a placed job and a left-out job trade positions;</li>
+ *   <li><b>swap</b>: a left-out job trades positions with a placed job before it;</li>
  *   <li><b>demote</b>: a placed job goes to the end (its capacity goes to whoever comes next);</li>
- *   <li><b>steer</b>: a job's "least contested model first" flag flips.</li>
+ *   <li><b>steer</b>: a placed job's "least contested model first" flag flips.</li>
  * </ul>
- * A neighbour at least as good as the current candidate replaces it (sideways moves cross plateaus of equal
- * value); the search stops after {@code patience} moves without a strict improvement, or at its deadline.
- * Every improvement is offered to the {@link OrderSearch}. Deterministic for a random source unless the
- * deadline stops it.
+ * Left-out jobs are drawn with odds rising with their priority weight; insert and swap mostly reach back a
+ * short way ({@link #reach}). A neighbour at least as good as the current candidate replaces it (sideways
+ * moves cross plateaus of equal value); a descent stops after {@code patience} moves without a strict
+ * improvement, or at its deadline. Every improvement is offered to the {@link OrderSearch}. Deterministic
+ * for a random source unless the deadline stops it.
  */
 final class LocalSearch {
     private final BatchProblem p;
