@@ -9,7 +9,8 @@ import java.util.Random;
  * ("worth placing early"), as in ant algorithms for knapsack problems: it evaporates each iteration, and the
  * jobs the iteration's best and the overall best ant placed get more, within MAX-MIN bounds. Each ant also
  * decides per job whether to steer it first to its least contested GPU model, with a learned probability
- * that moves towards the best ants' choices. The greedy answers seed both and stay the incumbent.
+ * that moves towards the best ants' choices. Memetic: the best greedy answer, improved by the shared local
+ * search ({@link LocalSearch}), seeds both and is the incumbent; the colony's best gets a second local search.
  */
 public final class AntColonySolver implements Solver {
     static final int ANTS = 10;
@@ -23,7 +24,8 @@ public final class AntColonySolver implements Solver {
     @Override
     public SolveResult solve(BatchProblem p, SolveSettings s) {
         OrderSearch search = new OrderSearch(p, s);
-        search.seeds();
+        Random local = new Random(~s.seed());
+        search.improve(search.seeds().getFirst(), local, 0, OrderSearch.FIRST_LOCAL_SEARCH_END);
         double[] steerP = new double[p.size()];
         for (int j = 0; j < steerP.length; j++) steerP[j] = search.bestCandidate().steer()[j] ? 0.8 : 0.2;
         int n = p.size();
@@ -34,15 +36,16 @@ public final class AntColonySolver implements Solver {
         double[] tau = new double[n];
         double[] eta = new double[n];
         for (int j = 0; j < n; j++) {
-            tau[j] = search.best().placed(j) ? tauMax : tauMax / 2;
+            tau[j] = search.placedInBest(j) ? tauMax : tauMax / 2;
             eta[j] = Math.pow(BatchProblem.weightOf(p.job(j).priority()), BETA);
         }
         int done = 0;
         double[] w = new double[n];
-        while (done < iterations && !search.outOfTime()) {
+        long colonyEnd = search.until(OrderSearch.POPULATION_PHASE_END);
+        while (done < iterations && !search.outOfTime(colonyEnd)) {
             EngineDecoder.Decoded iterationBest = null;
             boolean[] iterationSteer = null;
-            for (int a = 0; a < ANTS && !search.outOfTime(); a++) {
+            for (int a = 0; a < ANTS && !search.outOfTime(colonyEnd); a++) {
                 boolean[] steer = new boolean[n];
                 for (int j = 0; j < n; j++) steer[j] = rnd.nextDouble() < steerP[j];
                 OrderSearch.Candidate c = new OrderSearch.Candidate(construct(tau, eta, w, rnd), steer);
@@ -56,14 +59,15 @@ public final class AntColonySolver implements Solver {
             for (int j = 0; j < n; j++) {
                 tau[j] *= 1 - EVAPORATION;
                 if (iterationBest.placed(j)) tau[j] += EVAPORATION * tauMax / 2;
-                if (search.best().placed(j)) tau[j] += EVAPORATION * tauMax / 2;
+                if (search.placedInBest(j)) tau[j] += EVAPORATION * tauMax / 2;
                 tau[j] = Math.clamp(tau[j], tauMin, tauMax);
                 double target = (iterationSteer[j] ? 0.5 : 0) + (search.bestCandidate().steer()[j] ? 0.5 : 0);
                 steerP[j] = Math.clamp((1 - EVAPORATION) * steerP[j] + EVAPORATION * target, 0.05, 0.95);
             }
             done++;
         }
-        return search.result(name(), done + " of " + iterations + " iterations x " + ANTS + " ants");
+        search.improve(search.bestCandidate(), local, LocalSearch.FINAL_KICKS, OrderSearch.FINAL_LOCAL_SEARCH_END);
+        return search.result(name(), done + " of " + iterations + " iterations x " + ANTS + " ants between two local searches");
     }
 
     /** One ant's order: roulette-wheel draws without replacement. */

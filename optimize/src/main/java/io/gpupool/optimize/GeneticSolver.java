@@ -27,9 +27,11 @@ import java.util.stream.IntStream;
  * elitism, a seeded random source), with a random-key encoding (Bean, 1994): a chromosome of 2n numbers in
  * [0, 1); the first n sorted give the order in which jobs are placed, the second n say which jobs are first
  * steered to their least contested GPU model (key >= 0.5). Fitness is the {@link Score} of placing that
- * order through the engine. The population starts from the greedy answers, small perturbations of the best,
- * and random keys; uniform crossover, Gaussian mutation of a few keys, tournament selection, the two best
- * survive unchanged. Single-threaded, so a seed fixes the run.
+ * order through the engine. Memetic: the best greedy answer is first improved by the shared local search
+ * ({@link LocalSearch}); the population starts from that, the greedy answers, small perturbations of the
+ * improved one, and random keys; uniform crossover, Gaussian mutation of a few keys, tournament selection,
+ * the two best survive unchanged; the best individual then gets a second local search. Single-threaded, so
+ * a seed fixes the run (unless the time budget cuts a phase short).
  */
 public final class GeneticSolver implements Solver {
     static final int POPULATION = 24;
@@ -44,7 +46,10 @@ public final class GeneticSolver implements Solver {
         int n = p.size();
         if (n < 2) return search.result(name(), "nothing to search");
         int generations = s.iterationsOr(GENERATIONS);
-        Function<Genotype<DoubleGene>, Score> fitness = gt -> search.evaluate(decode(gt, n)).score();
+        long generationsEnd = search.until(OrderSearch.POPULATION_PHASE_END);
+        // past the phase's end the rest of a generation is not placed (it scores nothing), so a generation of
+        // slow passes cannot overrun the budget
+        Function<Genotype<DoubleGene>, Score> fitness = gt -> search.outOfTime(generationsEnd) ? Score.EMPTY : search.evaluate(decode(gt, n)).score();
         Engine<DoubleGene, Score> engine = Engine.builder(fitness, DoubleChromosome.of(0, 1, 2 * n))
                 .executor(Runnable::run)
                 .populationSize(POPULATION)
@@ -54,11 +59,14 @@ public final class GeneticSolver implements Solver {
                 .maximizing()
                 .build();
         long[] done = new long[1];
+        Random local = new Random(~s.seed());
+        OrderSearch.Candidate improved = search.improve(seeds.getFirst(), local, 0, OrderSearch.FIRST_LOCAL_SEARCH_END);
         RandomRegistry.with(new Random(s.seed()), r -> {
             List<Genotype<DoubleGene>> start = new ArrayList<>();
+            start.add(encode(improved));
             for (OrderSearch.Candidate c : seeds) start.add(encode(c));
-            // perturbed copies of the best start: the search begins near it
-            double[] bestKeys = keys(seeds.getFirst());
+            // perturbed copies of the locally improved start: the search begins near it
+            double[] bestKeys = keys(improved);
             while (start.size() < POPULATION / 2) {
                 double[] k = bestKeys.clone();
                 for (int i = 0; i < 1 + start.size() % 4; i++) k[r.nextInt(k.length)] = r.nextDouble();
@@ -66,12 +74,13 @@ public final class GeneticSolver implements Solver {
             }
             ISeq<Phenotype<DoubleGene, Score>> population = ISeq.of(start.stream().map(g -> Phenotype.<DoubleGene, Score>of(g, 1)).toList());
             return engine.stream(() -> EvolutionStart.of(population, 1))
-                    .limit(er -> !search.outOfTime())
+                    .limit(er -> !search.outOfTime(generationsEnd))
                     .limit(generations)
                     .peek(er -> done[0] = er.generation())
                     .collect(EvolutionResult.toBestEvolutionResult());
         });
-        return search.result(name(), done[0] + " of " + generations + " generations (Jenetics, random keys)");
+        search.improve(search.bestCandidate(), local, LocalSearch.FINAL_KICKS, OrderSearch.FINAL_LOCAL_SEARCH_END);
+        return search.result(name(), done[0] + " of " + generations + " generations (Jenetics, random keys) between two local searches");
     }
 
     /** Keys to candidate: order by the first n keys (ties by index), steer where the second n keys are >= 0.5. */

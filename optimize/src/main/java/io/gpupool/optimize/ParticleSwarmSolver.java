@@ -7,8 +7,9 @@ import java.util.Random;
  * "place this job in the first pass" and "steer it first to its least contested GPU model". Its order is
  * the jobs with the first bit set, then the rest, each part in the greedy priority order; the order is
  * placed through the engine. Velocities are real, pulled towards the particle's own best and the swarm's
- * best; a bit is set with probability sigmoid(velocity). The swarm starts around the best greedy answer
- * (first bits = the jobs it placed, second bits = its steering).
+ * best; a bit is set with probability sigmoid(velocity). Memetic: the best greedy answer is first improved
+ * by the shared local search ({@link LocalSearch}); the swarm starts around that answer (first bits = the
+ * jobs it placed, second bits = its steering), and the best answer gets a second local search.
  */
 public final class ParticleSwarmSolver implements Solver {
     static final int PARTICLES = 16;
@@ -23,14 +24,15 @@ public final class ParticleSwarmSolver implements Solver {
     @Override
     public SolveResult solve(BatchProblem p, SolveSettings s) {
         OrderSearch search = new OrderSearch(p, s);
-        search.seeds();
+        Random local = new Random(~s.seed());
+        search.improve(search.seeds().getFirst(), local, 0, OrderSearch.FIRST_LOCAL_SEARCH_END);
         int n = p.size();
         int iterations = s.iterationsOr(ITERATIONS);
         Random rnd = new Random(s.seed());
         int[] base = GreedySolver.Ordering.PRIORITY.order(p);
         boolean[] greedyPlaced = new boolean[2 * n];
         for (int j = 0; j < n; j++) {
-            greedyPlaced[j] = search.best().placed(j);
+            greedyPlaced[j] = search.placedInBest(j);
             greedyPlaced[n + j] = search.bestCandidate().steer()[j];
         }
 
@@ -48,8 +50,9 @@ public final class ParticleSwarmSolver implements Solver {
             }
         }
         int done = 0;
-        while (done < iterations && !search.outOfTime()) {
-            for (int i = 0; i < PARTICLES && !search.outOfTime(); i++) {
+        long swarmEnd = search.until(OrderSearch.POPULATION_PHASE_END);
+        while (done < iterations && !search.outOfTime(swarmEnd)) {
+            for (int i = 0; i < PARTICLES && !search.outOfTime(swarmEnd); i++) {
                 Score sc = search.evaluate(candidate(base, x[i])).score();
                 if (pbest[i] == null || sc.betterThan(pbestScore[i])) {
                     pbest[i] = x[i].clone();
@@ -72,7 +75,8 @@ public final class ParticleSwarmSolver implements Solver {
             }
             done++;
         }
-        return search.result(name(), done + " of " + iterations + " iterations x " + PARTICLES + " particles");
+        search.improve(search.bestCandidate(), local, LocalSearch.FINAL_KICKS, OrderSearch.FINAL_LOCAL_SEARCH_END);
+        return search.result(name(), done + " of " + iterations + " iterations x " + PARTICLES + " particles between two local searches");
     }
 
     /** The jobs whose first bit is set, then the others, each part in the base order; steering from the second bits. */

@@ -42,6 +42,14 @@ public record Score(long value, int openedGpus, int gangSpread) implements Compa
     /** The score of these allocations on the problem's cluster as it is (before they are applied). */
     public static Score of(BatchProblem p, Map<String, Allocation> placement) {
         ClusterState cluster = p.cluster();
+        return of(p, placement, (node, gpu) -> cluster.node(node).isFullyFree(gpu));
+    }
+
+    /**
+     * As {@link #of(BatchProblem, Map)}, with the GPUs that were idle before the placement given apart (for a
+     * caller that holds the cluster changed meanwhile).
+     */
+    static Score of(BatchProblem p, Map<String, Allocation> placement, IdleBefore idleBefore) {
         long value = 0;
         int spread = 0;
         Set<Long> opened = new HashSet<>();
@@ -50,9 +58,15 @@ public record Score(long value, int openedGpus, int gangSpread) implements Compa
             value += p.value(j);
             if (a.replicas().size() > 1) spread += a.nodesUsed() - 1;
             for (GpuGrant g : a.grants()) {
-                if (!g.exclusive() && cluster.node(g.node()).isFullyFree(g.gpu())) opened.add(CycleState.gpuKey(g.node(), g.gpu()));
+                if (!g.exclusive() && idleBefore.idle(g.node(), g.gpu())) opened.add(CycleState.gpuKey(g.node(), g.gpu()));
             }
         }
         return new Score(value, opened.size(), spread);
+    }
+
+    /** Whether a GPU was idle (fully free) before the placement being scored. */
+    @FunctionalInterface
+    interface IdleBefore {
+        boolean idle(int node, int gpu);
     }
 }
