@@ -33,6 +33,9 @@ import java.util.concurrent.TimeUnit;
  * own pace. Every call is idempotent on the server (statuses by seq, logs by offset), so a retried call whose
  * first answer was lost does no harm. An https:// server must show a certificate that {@link ServerTrust} accepts
  * for the URL's host; a TLS failure is not retried (it is a setting to fix, not an outage).
+ *
+ * <p>Several replicas of the service ({@code --server URL1,URL2}, {@link ServerList}): a call that cannot reach the
+ * current one, or that a standby answers (503 naming the active replica), goes to the active one or the next.
  */
 public final class HttpServerLink implements ServerLink {
 
@@ -50,7 +53,7 @@ public final class HttpServerLink implements ServerLink {
 
     private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(2);
 
-    private final URI server;
+    private final ServerList servers;
     private final String joinToken;
     private final Settings settings;
     private final ServerTrust trust;
@@ -71,11 +74,12 @@ public final class HttpServerLink implements ServerLink {
 
     /** As above, trusting the server's TLS certificate as {@code trust} says (for https:// URLs). */
     public HttpServerLink(URI server, String joinToken, Settings settings, ServerTrust trust) {
-        String base = server.toString();
-        this.server = URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) : base);
-        if (!"http".equals(this.server.getScheme()) && !"https".equals(this.server.getScheme())) {
-            throw new io.gpupool.model.SpecException("--server", "server", "must be an http:// or https:// URL, got '" + server + "'");
-        }
+        this(ServerList.parse(server.toString(), "--server"), joinToken, settings, trust);
+    }
+
+    /** The replicas of one service; calls go to the active one. */
+    public HttpServerLink(ServerList servers, String joinToken, Settings settings, ServerTrust trust) {
+        this.servers = servers;
         if (joinToken == null || joinToken.isBlank()) throw new io.gpupool.model.SpecException("--token", "token", "is required");
         this.joinToken = joinToken;
         this.settings = settings;
@@ -84,8 +88,9 @@ public final class HttpServerLink implements ServerLink {
                 .sslContext(trust.sslContext()).build();
     }
 
+    /** The replica calls go to now. */
     public URI server() {
-        return server;
+        return servers.current();
     }
 
     /**
@@ -97,6 +102,7 @@ public final class HttpServerLink implements ServerLink {
      */
     public void checkTransport() throws LinkException {
         // short: a wrong setting shows at once; a slow or held-up server only delays the agent's start this long
+        URI server = servers.current();
         HttpRequest req = HttpRequest.newBuilder(URI.create(server + "/healthz")).timeout(CHECK_TIMEOUT).GET().build();
         try {
             HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
@@ -152,24 +158,37 @@ public final class HttpServerLink implements ServerLink {
         byte[] json = encode(body);
         long backoff = settings.firstBackoff().toMillis();
         LinkException last = null;
-        for (int attempt = 0; attempt <= settings.retries(); attempt++) {
-            if (attempt > 0) pause(backoff * (1L << (attempt - 1)));
+        // every replica gets its tries: a standby or a dead replica is passed over, not counted against the active one;
+        // a pause comes only before a replica is tried again
+        int tries = (settings.retries() + 1) * servers.size();
+        java.util.Set<URI> tried = new java.util.HashSet<>();
+        for (int attempt = 0; attempt < tries; attempt++) {
+            URI server = servers.current();
+            if (!tried.add(server)) {
+                pause(backoff);
+                backoff *= 2;
+                tried.clear();
+                tried.add(server);
+            }
             try {
-                HttpResponse<String> r = send(path, token, body, json, waitMs, wakeable);
+                HttpResponse<String> r = send(server, path, token, body, json, waitMs, wakeable);
                 int s = r.statusCode();
                 if (s != 429 && s != 502 && s != 503 && s != 504) return r;
-                last = new LinkException(LinkException.Kind.UNREACHABLE, describe(r));
-                backoff = Math.max(backoff, retryAfterMs(r));
+                last = new LinkException(LinkException.Kind.UNREACHABLE, server + ": " + describe(r));
+                var active = r.headers().firstValue(ServerList.ACTIVE_HEADER);
+                if (active.isPresent()) servers.follow(server, active.get());   // a standby: to the active replica, or the next
+                else backoff = Math.max(backoff, retryAfterMs(r));
             } catch (IOException e) {
                 String tls = ConnectFailure.describe(server, trust, e);
                 if (tls != null) throw new LinkException(LinkException.Kind.REJECTED, tls, e);
                 last = new LinkException(LinkException.Kind.UNREACHABLE, server + ": " + e, e);
+                servers.next(server);
             }
         }
         throw last;
     }
 
-    private HttpResponse<String> send(String path, String token, Object body, byte[] json, long waitMs, boolean wakeable)
+    private HttpResponse<String> send(URI server, String path, String token, Object body, byte[] json, long waitMs, boolean wakeable)
             throws IOException, LinkException {
         CompletableFuture<HttpResponse<String>> f;
         synchronized (this) {
