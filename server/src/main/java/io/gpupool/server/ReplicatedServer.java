@@ -29,6 +29,8 @@ import java.util.concurrent.TimeUnit;
 public final class ReplicatedServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicatedServer.class);
     static final long POLL_MS = 250;
+    /** How often a standby rehearses a takeover, to keep the JVM's code for it warm (a few hundred ms of one core). */
+    static final long REHEARSAL_S = 10;
     /** The exit code of a replica that lost its lease. */
     public static final int STEPPED_DOWN = 3;
 
@@ -85,7 +87,16 @@ public final class ReplicatedServer implements AutoCloseable {
 
     /** The standby's loop: polls the lease until it takes it over, then becomes the active replica on the same port. */
     private void follow(GpupoolServer.Plan plan, Database db, ServiceLease lease, Replica replica) {
+        long lastRehearsal = 0;
         while (!closed) {
+            if (System.nanoTime() - lastRehearsal > TimeUnit.SECONDS.toNanos(REHEARSAL_S)) {
+                try {
+                    LOG.info("standby rehearsed a takeover (store read back, engine built and dropped) in {} ms", GpupoolServer.rehearse(plan, db, replica));
+                } catch (RuntimeException e) {
+                    LOG.warn("the standby's rehearsal of a takeover failed (the takeover itself will tell): {}", e.getMessage());
+                }
+                lastRehearsal = System.nanoTime();
+            }
             try {
                 TimeUnit.MILLISECONDS.sleep(POLL_MS);
             } catch (InterruptedException e) {
@@ -102,9 +113,9 @@ public final class ReplicatedServer implements AutoCloseable {
             long t0 = System.nanoTime();
             synchronized (this) {
                 if (closed) return;
-                standby.close();
-                standby = null;
                 try {
+                    // the active server opens the port beside the standby's listener (SO_REUSEPORT), then the standby's closes:
+                    // clients find the port open throughout (a standby's 503 until the active listens)
                     active = activate(plan, db, lease, won.getAsLong(), replica, out);
                 } catch (RuntimeException e) {
                     // holding the lease without serving would leave the service without an active replica: go, so another takes over
@@ -112,9 +123,11 @@ public final class ReplicatedServer implements AutoCloseable {
                     out.flush();
                     Runtime.getRuntime().halt(1);
                 }
+                standby.close();
+                standby = null;
             }
             out.println("took over as the active replica (lease epoch " + won.getAsLong() + ") and serves in "
-                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms");
+                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms (" + active.startPhases() + ")");
             out.flush();
             return;
         }

@@ -169,7 +169,13 @@ final class FaultRig implements AutoCloseable {
     private Process java(List<String> prefix, String log, String main, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(prefix);
         cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), main));
+                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:TieredStopAtLevel=1"));
+        // -Dgpupool.fault.log=info (or LOGGER=debug, e.g. io.gpupool.agent=debug): the processes' log level, to read a failed run's logs
+        String level = System.getProperty("gpupool.fault.log");
+        if (level != null && !level.isBlank()) {
+            cmd.add(level.contains("=") ? "-Dorg.slf4j.simpleLogger.log." + level : "-Dorg.slf4j.simpleLogger.defaultLogLevel=" + level);
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve(log).toFile()).start();
         processes.add(p);
@@ -377,6 +383,20 @@ final class FaultRig implements AutoCloseable {
             }
         }
         assertThat(dirs).as("one job directory per attempt launched").isEqualTo(launched.size());
+    }
+
+    /**
+     * The oracle alone, for jobs that have not all ended: no attempt found another attempt of its job running, and no
+     * attempt was launched twice.
+     */
+    void checkNeverTwice() throws IOException {
+        assertThat(Files.exists(twice) ? Files.readAllLines(twice) : List.<String>of()).as("attempts that found another attempt of their job running").isEmpty();
+        Map<String, Integer> launched = new HashMap<>();
+        for (String line : Files.readAllLines(launches)) {
+            String[] f = line.trim().split(" ");
+            launched.merge(f[1] + "#" + f[2], 1, Integer::sum);
+        }
+        assertThat(launched).as("launches per attempt").allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1));
     }
 
     // ---- the API ------------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ public final class ApiServer implements AutoCloseable {
                         : HttpsConnector.create(server, http, tls);
                 connector.setHost(host);
                 connector.setPort(port);
+                connector.setReusePort(replica.replicated());
                 connector.setAcceptQueueSize(ACCEPT_BACKLOG);
                 return connector;
             });

@@ -29,6 +29,7 @@ public final class StandbyServer implements AutoCloseable {
                         : HttpsConnector.create(server, http, tls);
                 connector.setHost(host);
                 connector.setPort(port);
+                connector.setReusePort(replica.replicated());
                 connector.setAcceptQueueSize(ApiServer.ACCEPT_BACKLOG);
                 return connector;
             });

@@ -22,16 +22,30 @@ public final class Replica {
     private volatile Supplier<String> activeUrl;
     private final AtomicLong takeovers = new AtomicLong();
 
+    private final boolean replicated;
+
+    /** A replica of a replicated service (PostgreSQL), starting in {@code role}. */
     public Replica(String selfUrl, Role role) {
+        this(selfUrl, role, true);
+    }
+
+    private Replica(String selfUrl, Role role, boolean replicated) {
         this.selfUrl = selfUrl;
         this.role = role;
+        this.replicated = replicated;
         this.activeUrl = () -> "";
     }
 
     /** The one server of an embedded store. */
     public static Replica single(String selfUrl) {
-        return new Replica(selfUrl, Role.ACTIVE);
+        return new Replica(selfUrl, Role.ACTIVE, false);
     }
+
+    /**
+     * Whether this is one of several replicas: its HTTP port is then opened with SO_REUSEPORT, so that at a takeover the
+     * active server listens before the standby's listener closes and clients never find the port closed.
+     */
+    public boolean replicated() { return replicated; }
 
     /** Where this replica is reached, once it listens (its port may be chosen then). */
     public void advertise(String url) {
