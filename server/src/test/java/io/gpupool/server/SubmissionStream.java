@@ -89,7 +89,7 @@ final class SubmissionStream implements AutoCloseable {
                     return;
                 }
                 last = "HTTP " + r.statusCode() + " " + r.body();
-                if (r.statusCode() != 503) break;
+                if (r.statusCode() < 500) break;   // the service refused it: a failure the test reports; 5xx: tried again, same key
                 String active = r.headers().firstValue("X-Gpupool-Active").orElse("");
                 if (servers.contains(active)) current.compareAndSet(at, active);
                 else if (r.headers().firstValue("X-Gpupool-Active").isPresent()) current.compareAndSet(at, other(at));
