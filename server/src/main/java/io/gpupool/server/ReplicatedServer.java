@@ -77,7 +77,8 @@ public final class ReplicatedServer implements AutoCloseable {
         String self = advertised(o, port, secure);
         replica.advertise(self);
         lease.advertise(self);
-        out.println("gpupool server standby, listening on " + r.standby.scheme() + "://" + displayHost(o.host()) + ":" + port + " (active replica: "
+        // not "listening on": scripts wait for that line to use the API, which a standby refuses
+        out.println("gpupool server standby on " + r.standby.scheme() + "://" + displayHost(o.host()) + ":" + port + " (active replica: "
                 + replica.activeUrl() + "); it takes over when the active's lease runs out or its database session ends");
         out.flush();
         GpupoolServer.Plan onPort = plan.withOptions(o.withPort(port));

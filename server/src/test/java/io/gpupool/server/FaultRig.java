@@ -109,7 +109,7 @@ final class FaultRig implements AutoCloseable {
         Process p = java(List.of(), log, ServerProcessMain.class.getName(), "--db=" + db, "--lease-ttl-ms=" + leaseTtlMs,
                 dir.resolve("data-" + replicaPort).toString(), ADMIN, "-", String.valueOf(replicaPort), String.valueOf(reportMs),
                 String.valueOf(lostMs), String.valueOf(marginMs), host);
-        waitFor(Duration.ofSeconds(60), "the replica starts (" + log + ")", () -> logContains(log, "active replica:") || logContains(log, "standby, listening"));
+        waitFor(Duration.ofSeconds(60), "the replica starts (" + log + ")", () -> logContains(log, "active replica:") || logContains(log, "gpupool server standby on"));
         return p;
     }
 
