@@ -62,6 +62,7 @@ public final class ReplicatedServer implements AutoCloseable {
             OptionalLong won = lease.tryAcquire();
             if (won.isPresent()) {
                 r.active = activate(plan, db, lease, won.getAsLong(), replica, out);
+                replica.serving();
                 return r;
             }
             replica.standby(() -> lease.lastSeen() == null ? "" : lease.lastSeen().url());
@@ -126,6 +127,7 @@ public final class ReplicatedServer implements AutoCloseable {
                 }
                 standby.close();
                 standby = null;
+                replica.serving();
             }
             out.println("took over as the active replica (lease epoch " + won.getAsLong() + ") and serves in "
                     + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms (" + active.startPhases() + ")");
@@ -145,7 +147,12 @@ public final class ReplicatedServer implements AutoCloseable {
         try {
             while (true) {
                 OptionalLong won = lease.tryAcquire();
-                if (won.isPresent()) return activate(plan, db, lease, won.getAsLong(), new Replica(advertised(o, o.port(), secure), Replica.Role.STANDBY), out);
+                if (won.isPresent()) {
+                    Replica replica = new Replica(advertised(o, o.port(), secure), Replica.Role.STANDBY);
+                    GpupoolServer s = activate(plan, db, lease, won.getAsLong(), replica, out);
+                    replica.serving();
+                    return s;
+                }
                 if (System.nanoTime() > deadline) {
                     throw new SpecException("--db", "db", "another replica is active on this database (" + lease.lastSeen().url() + ")");
                 }

@@ -68,10 +68,20 @@ public final class Replica {
         this.role = Role.STANDBY;
     }
 
+    /**
+     * This replica holds the lease of {@code epoch} and is starting to serve as the active one: a standby's answers now
+     * name this replica. The role turns active with {@link #serving}, once the API is served here.
+     */
     public void tookOver(long epoch) {
         this.epoch = epoch;
-        this.role = Role.ACTIVE;
+        String self = selfUrl;
+        this.activeUrl = () -> selfUrl != null ? selfUrl : self;
         takeovers.incrementAndGet();
+    }
+
+    /** The API is served here: /healthz says active from now on. */
+    public void serving() {
+        this.role = Role.ACTIVE;
     }
 
     /** The body of /healthz. */
