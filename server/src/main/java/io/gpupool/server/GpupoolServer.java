@@ -74,17 +74,19 @@ public final class GpupoolServer implements AutoCloseable {
      */
     public static GpupoolServer start(ServerOptions o, String predictor, PrintStream out) {
         Plan plan = plan(o, predictor);
-        Database db = o.dbUrl() != null ? Database.open(o.dbUrl()) : Database.embedded(o.dataDir());
-        if (db.dialect() == Database.Dialect.SQLITE) {
-            SqliteLock lock;
+        if (o.dbUrl() == null || o.dbUrl().startsWith("jdbc:sqlite:")) {
+            // locked before the database is opened (and migrated): a second server on the file changes nothing
+            SqliteLock lock = sqliteLock(o);
+            Database db;
             try {
-                lock = sqliteLock(o);
+                db = o.dbUrl() != null ? Database.open(o.dbUrl()) : Database.embedded(o.dataDir());
             } catch (RuntimeException e) {
-                db.close();
+                closeQuietly(lock);
                 throw e;
             }
             return serve(plan, db, null, Replica.single(ReplicatedServer.advertised(o, o.port(), plan.tls() != null)), lock, out);
         }
+        Database db = Database.open(o.dbUrl());
         // PostgreSQL: this server becomes the active replica before it writes anything (one that is already active elsewhere
         // is waited for; ReplicatedServer serves as a standby meanwhile instead)
         return ReplicatedServer.activeWhenLeased(o, plan, db, out);
@@ -121,7 +123,14 @@ public final class GpupoolServer implements AutoCloseable {
 
     /** The lock on the SQLite file this server uses (none for an in-memory database). */
     private static SqliteLock sqliteLock(ServerOptions o) {
-        if (o.dbUrl() == null) return SqliteLock.acquire(o.dataDir().toAbsolutePath().resolve(Database.EMBEDDED_FILE));
+        if (o.dbUrl() == null) {
+            try {
+                java.nio.file.Files.createDirectories(o.dataDir());
+            } catch (java.io.IOException e) {
+                throw new io.gpupool.model.SpecException("--data " + o.dataDir(), "data", "cannot create the data directory: " + e.getMessage());
+            }
+            return SqliteLock.acquire(o.dataDir().toAbsolutePath().resolve(Database.EMBEDDED_FILE));
+        }
         String file = o.dbUrl().substring("jdbc:sqlite:".length());
         int q = file.indexOf('?');
         if (q >= 0) file = file.substring(0, q);
