@@ -94,6 +94,7 @@ public final class GroupCommitWriter implements AutoCloseable {
     private void run() {
         List<Work> batch = new ArrayList<>();
         List<Write> writes = new ArrayList<>();
+        WriteFence.Fenced refused = null;
         try {
             while (true) {
                 Work first = queue.take();
@@ -116,12 +117,15 @@ public final class GroupCommitWriter implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (WriteFence.Fenced e) {
-            fenced = e;
+            refused = e;
             healthy = false;
             LOG.error("{}", e.getMessage());
         } finally {
-            // a fenced replica steps down before any answer waiting on these writes could go out
-            if (fenced != null) fence.fenced();
+            // a fenced replica steps down before any answer waiting on these writes, or handed in later, could go out
+            if (refused != null) {
+                fence.fenced();
+                fenced = refused;
+            }
             RuntimeException gone = fenced != null ? fenced : new IllegalStateException("store writer stopped");
             for (Work w : batch) w.done().completeExceptionally(gone);
             Work w;
