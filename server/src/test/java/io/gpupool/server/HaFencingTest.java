@@ -47,6 +47,8 @@ class HaFencingTest {
             JsonNode hb = health(b);
             assertThat(hb.path("role").asText()).isEqualTo("standby");
             assertThat(hb.path("active").asText()).isEqualTo(a);
+            assertThat(metrics(b)).contains("gpupool_replica_active 0", "gpupool_replica_epoch 0", "gpupool_replica_takeovers_total 0");
+            assertThat(metrics(a)).contains("gpupool_replica_active 1", "gpupool_replica_epoch 1");
 
             // a standby refuses API calls, naming the active replica
             HttpResponse<String> refused = post(b, "/api/v1/jobs", FaultRig.ADMIN, "standby-1", "{}").get(10, TimeUnit.SECONDS);
@@ -67,6 +69,7 @@ class HaFencingTest {
             CompletableFuture<HttpResponse<String>> late = post(a, "/api/v1/jobs", rig.team, "late-1", job("late"));
             FaultRig.waitFor(Duration.ofSeconds(30), "the standby takes over", () -> role(b).equals("active"));
             assertThat(health(b).path("epoch").asLong()).isEqualTo(2);
+            assertThat(metrics(b)).contains("gpupool_replica_active 1", "gpupool_replica_epoch 2", "gpupool_replica_takeovers_total 1");
             HttpResponse<String> after = null;
             for (int i = 0; after == null && i < 3; i++) {
                 try {
@@ -130,6 +133,10 @@ class HaFencingTest {
         HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/healthz")).timeout(Duration.ofSeconds(5)).build(),
                 HttpResponse.BodyHandlers.ofString());
         return JSON.readTree(r.body());
+    }
+
+    private static String metrics(String base) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(base + "/metrics")).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
     }
 
     static String role(String base) {
