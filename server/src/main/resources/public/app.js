@@ -284,5 +284,18 @@ $('submit-form').addEventListener('submit', async (e) => {
   }
 });
 
+// which replica serves this page (high availability): its role and URL, and the active's when this one is a standby
+async function showReplica() {
+  try {
+    const h = await (await fetch('/healthz')).json();
+    $('replica').textContent = h.role === 'standby' ? `standby ${h.self} (active: ${h.active || 'being chosen'})` : `${h.role} replica ${h.self}`;
+    $('replica').dataset.role = h.role;
+  } catch (e) {
+    $('replica').textContent = 'replica unreachable';
+  }
+}
+
 takeTokenFromUrl();
+showReplica();
+setInterval(showReplica, 5000);
 signIn();

@@ -5,6 +5,7 @@ import io.gpupool.agent.gpu.GpuBackendException;
 import io.gpupool.agent.gpu.GpuBackends;
 import io.gpupool.agent.gpu.LocalNode;
 import io.gpupool.agent.link.HttpServerLink;
+import io.gpupool.agent.link.ServerList;
 import io.gpupool.agent.link.LinkException;
 import io.gpupool.agent.node.NodeAgent;
 import io.gpupool.agent.run.RunnerConfig;
@@ -91,13 +92,9 @@ public final class AgentLauncher {
         if (g.fakeGpus() != null && g.fakeSeed() == null) {
             g = new GpuBackends.Options(g.backend(), g.nvmlLibrary(), g.nvidiaSmi(), g.fakeGpus(), o.nodeName());
         }
-        URI server;
-        try {
-            server = URI.create(o.server() == null ? "" : o.server().trim());
-        } catch (IllegalArgumentException e) {
-            throw new SpecException("--server", "server", "is not a URL: " + e.getMessage());
-        }
-        HttpServerLink link = new HttpServerLink(server, o.joinToken(), HttpServerLink.Settings.defaults(), ServerTrust.of(o.ca()));
+        // one URL, or several replicas of the service (comma-separated): the link follows the active one
+        ServerList servers = ServerList.parse(o.server(), "--server");
+        HttpServerLink link = new HttpServerLink(servers, o.joinToken(), HttpServerLink.Settings.defaults(), ServerTrust.of(o.ca()));
         try {
             link.checkTransport();
         } catch (LinkException e) {

@@ -29,7 +29,7 @@ import java.util.concurrent.CountDownLatch;
 public final class AgentCommand implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(names = "--server", required = true, paramLabel = "URL", description = "The gpupool server, e.g. https://gpupool:8080.")
+    @Option(names = "--server", required = true, paramLabel = "URL", description = "The gpupool server, e.g. https://gpupool:8080; several replicas comma-separated (the agent follows the active one).")
     String server;
 
     @Option(names = "--ca", paramLabel = "FILE",

@@ -1,6 +1,6 @@
 package io.gpupool.cli;
 
-import io.gpupool.server.GpupoolServer;
+import io.gpupool.server.ReplicatedServer;
 import io.gpupool.server.ServerOptions;
 import io.gpupool.server.core.AgentSettings;
 import picocli.CommandLine.Command;
@@ -84,6 +84,17 @@ public final class ServerCommand implements Callable<Integer> {
             + "agents need their own --allow-root-jobs too).")
     boolean allowRootJobs;
 
+    @Option(names = "--advertise-url", paramLabel = "URL",
+            description = "Where clients and agents reach this server, e.g. https://gpu-ctl-2:8080; a standby replica names the active's "
+                    + "(default: the scheme, this machine's name or --host, and the port).")
+    String advertiseUrl;
+
+    @Option(names = "--lease-ttl", defaultValue = "3", paramLabel = "SEC",
+            description = {"With PostgreSQL, several servers on one database form one service: one active replica, the others standbys.",
+                    "A standby takes over this long after the active's last lease renewal, or at once when the active's database session ends "
+                            + "(default: ${DEFAULT-VALUE})."})
+    double leaseTtlSec;
+
     @Override
     public Integer call() throws InterruptedException {
         String token = adminToken != null ? adminToken : System.getenv("GPUPOOL_ADMIN_TOKEN");
@@ -91,8 +102,9 @@ public final class ServerCommand implements Callable<Integer> {
         // beside --config, a flag given overrides the file's value; a flag left out leaves it (null)
         ServerOptions o = new ServerOptions(host, port, data, db, token, cluster, policy == null && config == null ? "fair-share" : policy, rateLimit, demo, 1,
                 new AgentSettings(Math.round(reportIntervalSec * 1000), Math.round(nodeLostTimeoutSec * 1000), Math.round(fenceMarginSec * 1000)),
-                ServerOptions.Tls.of(tlsCert, tlsKey), allowRootJobs, config);
-        GpupoolServer server = GpupoolServer.start(o, predictor, System.out);
+                ServerOptions.Tls.of(tlsCert, tlsKey), allowRootJobs, config, advertiseUrl, Math.round(leaseTtlSec * 1000));
+        if (o.leaseTtlMs() < 500) throw new io.gpupool.model.SpecException("--lease-ttl", "lease-ttl", "must be at least 0.5 seconds, got " + leaseTtlSec);
+        ReplicatedServer server = ReplicatedServer.start(o, predictor, System.out);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();

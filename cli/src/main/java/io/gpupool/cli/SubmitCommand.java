@@ -42,7 +42,8 @@ public final class SubmitCommand extends ClientCommand {
     @Option(names = "--restart-policy", paramLabel = "POLICY",
             description = "When a run is lost (its node lost, its process gone): requeue (a new attempt) or fail (default: requeue).")
     String restartPolicy;
-    @Option(names = "--idempotency-key", paramLabel = "KEY", description = "Retrying with the same key returns the same job instead of a second one.")
+    @Option(names = "--idempotency-key", paramLabel = "KEY", description = "Retrying with the same key returns the same job instead of a second one (default: a new random key, so the client's own "
+                    + "retries, e.g. to another replica, never submit twice).")
     String idempotencyKey;
     @Option(names = "--output", defaultValue = "text", paramLabel = "FORMAT", description = "text or json (default: ${DEFAULT-VALUE}).")
     String output;
@@ -67,7 +68,7 @@ public final class SubmitCommand extends ClientCommand {
         if (!env.isEmpty()) body.put("env", env);
         if (workDir != null) body.put("workDir", workDir);
         if (restartPolicy != null) body.put("restartPolicy", restartPolicy);
-        JsonNode job = api().post("/api/v1/jobs", body, idempotencyKey);
+        JsonNode job = api().post("/api/v1/jobs", body, idempotencyKey != null ? idempotencyKey : "cli-" + java.util.UUID.randomUUID());
         if (output.equals("json")) Json.print(out(), job);
         else out().println("submitted " + job.path("id").asText() + " (" + job.path("state").asText() + ") for tenant "
                 + job.path("tenant").asText());

@@ -24,6 +24,9 @@ import io.gpupool.store.TokenRow;
 import io.gpupool.store.Write;
 
 import io.gpupool.server.tls.TlsFiles;
+import io.gpupool.server.ha.Replica;
+import io.gpupool.server.ha.SqliteLock;
+import io.gpupool.store.WriteFence;
 
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -46,6 +49,9 @@ public final class GpupoolServer implements AutoCloseable {
     private final String dashboardToken;
     private final String host;
     private RuntimeLearning predictor;
+    private Replica replica;
+    private String startPhases;
+    private AutoCloseable guard;
 
     private GpupoolServer(Store store, PoolService pool, EventHub hub, ApiServer api, DemoDriver demo, String dashboardToken, String host) {
         this.host = host;
@@ -67,6 +73,34 @@ public final class GpupoolServer implements AutoCloseable {
      * global-median, none; null: the --config file's, else history).
      */
     public static GpupoolServer start(ServerOptions o, String predictor, PrintStream out) {
+        Plan plan = plan(o, predictor);
+        if (o.dbUrl() == null || o.dbUrl().startsWith("jdbc:sqlite:")) {
+            // locked before the database is opened (and migrated): a second server on the file changes nothing
+            SqliteLock lock = sqliteLock(o);
+            Database db;
+            try {
+                db = o.dbUrl() != null ? Database.open(o.dbUrl()) : Database.embedded(o.dataDir());
+            } catch (RuntimeException e) {
+                closeQuietly(lock);
+                throw e;
+            }
+            return serve(plan, db, null, Replica.single(ReplicatedServer.advertised(o, o.port(), plan.tls() != null)), lock, out);
+        }
+        Database db = Database.open(o.dbUrl());
+        // PostgreSQL: this server becomes the active replica before it writes anything (one that is already active elsewhere
+        // is waited for; ReplicatedServer serves as a standby meanwhile instead)
+        return ReplicatedServer.activeWhenLeased(o, plan, db, out);
+    }
+
+    /** What a start reads and checks before it opens the store: the --config file, the cluster, the TLS files. */
+    record Plan(ServerOptions o, GpuCatalog catalog, PoolConfig fileTree, String kind, SchedulerSettings defaults,
+                Map<NodeSpec, String> staticNodes, List<NodeSpec> demoNodes, String spec, TlsFiles.Identity tls) {
+        Plan withOptions(ServerOptions other) {
+            return new Plan(other, catalog, fileTree, kind, defaults, staticNodes, demoNodes, spec, tls);
+        }
+    }
+
+    static Plan plan(ServerOptions o, String predictor) {
         GpuCatalog catalog = GpuCatalog.standard();
         // the --config file first: a bad one stops the start before the store is opened
         PoolConfig fileTree = o.config() == null ? null : StartConfig.read(o.config(), o.policy());
@@ -84,10 +118,47 @@ public final class GpupoolServer implements AutoCloseable {
         }
         // the TLS files first: a bad one stops the start before anything is opened
         TlsFiles.Identity tls = o.tls() == null ? null : TlsFiles.load(o.tls().certFile(), o.tls().keyFile());
-        Database db = o.dbUrl() != null ? Database.open(o.dbUrl()) : Database.embedded(o.dataDir());
-        Store store = new Store(db);
+        return new Plan(o, catalog, fileTree, kind, defaults, staticNodes, demoNodes, spec, tls);
+    }
+
+    /** The lock on the SQLite file this server uses (none for an in-memory database). */
+    private static SqliteLock sqliteLock(ServerOptions o) {
+        if (o.dbUrl() == null) {
+            try {
+                java.nio.file.Files.createDirectories(o.dataDir());
+            } catch (java.io.IOException e) {
+                throw new io.gpupool.model.SpecException("--data " + o.dataDir(), "data", "cannot create the data directory: " + e.getMessage());
+            }
+            return SqliteLock.acquire(o.dataDir().toAbsolutePath().resolve(Database.EMBEDDED_FILE));
+        }
+        String file = o.dbUrl().substring("jdbc:sqlite:".length());
+        int q = file.indexOf('?');
+        if (q >= 0) file = file.substring(0, q);
+        if (file.isEmpty() || file.startsWith(":memory:") || file.startsWith("file::memory:")) return null;
+        if (file.startsWith("file:")) file = file.substring("file:".length());
+        return SqliteLock.acquire(java.nio.file.Path.of(file).toAbsolutePath());
+    }
+
+    /**
+     * Recovers the pool from the store and starts serving: the active replica (or the one server of an embedded store).
+     * {@code fence}: the fencing token every commit carries (null on SQLite); {@code guard}: the SQLite lock or the lease
+     * keeper, closed last.
+     */
+    static GpupoolServer serve(Plan plan, Database db, WriteFence fence, Replica replica, AutoCloseable guard, PrintStream out) {
+        ServerOptions o = plan.o();
+        GpuCatalog catalog = plan.catalog();
+        PoolConfig fileTree = plan.fileTree();
+        String kind = plan.kind();
+        SchedulerSettings defaults = plan.defaults();
+        Map<NodeSpec, String> staticNodes = plan.staticNodes();
+        List<NodeSpec> demoNodes = plan.demoNodes();
+        String spec = plan.spec();
+        TlsFiles.Identity tls = plan.tls();
+        Store store = new Store(db, fence);
+        StartPhases phases = new StartPhases();
         try {
             RecoveredState recovered = store.recover();
+            phases.done("recover");
             ServiceClock clock = new ServiceClock();
             Tokens tokens = new Tokens();
             recovered.tokens().forEach(tokens::add);
@@ -97,6 +168,7 @@ public final class GpupoolServer implements AutoCloseable {
             EventHub hub = new EventHub();
             PoolService pool = new PoolService(recovered, staticNodes, defaults, o.agents(), store.writer(), catalog, telemetry, clock, metrics, hub::publish);
             hub.attach(pool);
+            phases.done("engine");
             RuntimeLearning learning;
             try {
                 if (fileTree != null) out.println(StartConfig.apply(o.config(), fileTree.withPredictor(new PoolConfig.Predictor(kind)), pool));
@@ -105,9 +177,11 @@ public final class GpupoolServer implements AutoCloseable {
                 pool.close();
                 throw e;
             }
+            phases.done("predictor");
             metrics.attach(pool::snapshot, store.writer());
             ApiServer api = new ApiServer(o.host(), o.port(), pool, store, tokens, new RateLimiter(o.rateLimit()), metrics, hub, catalog,
-                    clock, o.agents(), tls, o.allowRootJobs()).start();
+                    clock, o.agents(), tls, o.allowRootJobs(), replica).start();
+            phases.done("http");
             String host = o.host().equals("0.0.0.0") ? "localhost" : o.host();
             String base = api.scheme() + "://" + host + ":" + api.port();
             DemoDriver demo = null;
@@ -128,6 +202,10 @@ public final class GpupoolServer implements AutoCloseable {
             }
             GpupoolServer s = new GpupoolServer(store, pool, hub, api, demo, shown, o.host());
             s.predictor = learning;
+            s.replica = replica;
+            s.startPhases = phases.toString();
+            s.guard = guard;
+            replica.advertise(ReplicatedServer.advertised(o, api.port(), tls != null));
             out.println("gpupool server listening on " + base + " (store: " + db.describe() + ", "
                     + recovered.activeJobs().size() + " active jobs restored)");
             if (tls == null && !loopbackOnly(o.host())) {
@@ -144,7 +222,62 @@ public final class GpupoolServer implements AutoCloseable {
             return s;
         } catch (RuntimeException e) {
             store.close();
+            closeQuietly(guard);
             throw e;
+        }
+    }
+
+    /**
+     * A standby's rehearsal of a takeover: reads the store back and builds the engine from it as {@link #serve} does, then
+     * drops it. It writes nothing (its writer's fencing token is an epoch no replica holds, so its first commit is refused)
+     * and answers nobody (no HTTP). What it leaves warm is the JVM's: the classes of the store, the engine and the policies
+     * loaded and their code compiled, so the real takeover does not pay for that. Returns how long it took.
+     */
+    static long rehearse(Plan plan, Database db, Replica replica) {
+        long t0 = System.nanoTime();
+        Store store = new Store(db, new WriteFence(-1, () -> {}));
+        try {
+            RecoveredState recovered = store.recover();
+            GpuTelemetry telemetry = new GpuTelemetry();
+            ServiceMetrics metrics = new ServiceMetrics(telemetry);
+            ServiceClock clock = new ServiceClock();
+            EventHub hub = new EventHub();
+            PoolService pool = new PoolService(recovered, plan.staticNodes(), plan.defaults(), plan.o().agents(), store.writer(), plan.catalog(),
+                    telemetry, clock, metrics, changes -> {});
+            pool.snapshot();
+            // the HTTP routes built, not started (no port is opened)
+            new ApiServer(plan.o().host(), 0, pool, store, new Tokens(), new RateLimiter(0), metrics, hub, plan.catalog(), clock, plan.o().agents(),
+                    plan.tls(), plan.o().allowRootJobs(), replica);
+            hub.close();
+            pool.close();
+        } finally {
+            store.writer().close();   // the database stays open: it is the standby's
+        }
+        return java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    }
+
+    /** The durations of a start's phases, for the line a takeover prints. */
+    private static final class StartPhases {
+        private final StringBuilder text = new StringBuilder();
+        private long last = System.nanoTime();
+
+        void done(String phase) {
+            long now = System.nanoTime();
+            if (!text.isEmpty()) text.append(", ");
+            text.append(phase).append(' ').append(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(now - last)).append(" ms");
+            last = now;
+        }
+
+        @Override
+        public String toString() { return text.toString(); }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) return;
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // closing on a failed start: the start's own failure is the one to report
         }
     }
 
@@ -192,6 +325,11 @@ public final class GpupoolServer implements AutoCloseable {
     /** The learned run-time predictor of qssf and backfill. */
     public RuntimeLearning predictor() { return predictor; }
     public ApiServer api() { return api; }
+    /** How long each phase of the start took, e.g. {@code recover 120 ms, engine 30 ms, predictor 5 ms, http 80 ms}. */
+    public String startPhases() { return startPhases; }
+
+    /** Active or standby, and the lease epoch this server holds. */
+    public Replica replica() { return replica; }
     /** The admin token this start printed or was given, if any. */
     public String dashboardToken() { return dashboardToken; }
 
@@ -203,5 +341,6 @@ public final class GpupoolServer implements AutoCloseable {
         if (predictor != null) predictor.close();
         pool.close();
         store.close();
+        closeQuietly(guard);   // last: a standby takes over only once everything this replica took in is committed
     }
 }

@@ -65,6 +65,8 @@ class DashboardBrowserTest {
                 wait.until(x -> x.findElement(By.id("live")).getText().equals("live"));
                 wait.until(x -> !x.findElements(By.cssSelector("#nodes .task")).isEmpty()); // the demo's jobs run
                 assertThat(d.findElement(By.id("whoami")).getText()).isEqualTo("admin");
+                // which replica serves the page (high availability): the one server of an embedded store is the active one
+                wait.until(x -> x.findElement(By.id("replica")).getText().equals("active replica " + s.base));
                 // the demo's in-process agents run without cgroups, and each node says so
                 wait.until(x -> x.findElements(By.cssSelector("#nodes .node h3")).stream().allMatch(h -> h.getText().contains("unconfined")));
 

@@ -49,6 +49,8 @@ final class FaultRig implements AutoCloseable {
     final String host;
     final int port;
     final String base;
+    /** The replicas the rig's calls go to, the one that answered last first (one server unless a test adds more). */
+    final List<String> servers = new java.util.concurrent.CopyOnWriteArrayList<>();
     String team;
     String join;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
@@ -69,6 +71,7 @@ final class FaultRig implements AutoCloseable {
             this.port = free.getLocalPort();
         }
         this.base = "http://" + host + ":" + port;
+        servers.add(base);
         this.launches = dir.resolve("launches.txt");
         this.twice = dir.resolve("twice.txt");
         this.jobScript = dir.resolve("job.sh");
@@ -96,6 +99,24 @@ final class FaultRig implements AutoCloseable {
                 String.valueOf(reportMs), String.valueOf(lostMs), String.valueOf(marginMs), host);
         waitFor(Duration.ofSeconds(60), "the server listens (" + log + ")", () -> logContains(log, "listening on"));
         return p;
+    }
+
+    /**
+     * A server replica on PostgreSQL {@code db} (its own data directory), listening on {@code replicaPort}: active at once
+     * when the lease is free, else a standby. Returns once it says which.
+     */
+    Process startReplica(String db, int replicaPort, long leaseTtlMs, String log) throws Exception {
+        Process p = java(List.of(), log, ServerProcessMain.class.getName(), "--db=" + db, "--lease-ttl-ms=" + leaseTtlMs,
+                dir.resolve("data-" + replicaPort).toString(), ADMIN, "-", String.valueOf(replicaPort), String.valueOf(reportMs),
+                String.valueOf(lostMs), String.valueOf(marginMs), host);
+        waitFor(Duration.ofSeconds(60), "the replica starts (" + log + ")", () -> logContains(log, "active replica:") || logContains(log, "gpupool server standby on"));
+        return p;
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket free = new ServerSocket(0)) {
+            return free.getLocalPort();
+        }
     }
 
     /** Tenant "ops" with a member token, an agent join token, and the policy. */
@@ -137,7 +158,7 @@ final class FaultRig implements AutoCloseable {
         assertThat(kill.waitFor()).as("kill -" + signal + " " + p.pid()).isZero();
     }
 
-    private boolean logContains(String log, String text) {
+    boolean logContains(String log, String text) {
         try {
             return Files.readString(dir.resolve(log)).contains(text);
         } catch (IOException e) {
@@ -148,7 +169,13 @@ final class FaultRig implements AutoCloseable {
     private Process java(List<String> prefix, String log, String main, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(prefix);
         cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), main));
+                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:TieredStopAtLevel=1"));
+        // -Dgpupool.fault.log=info (or LOGGER=debug, e.g. io.gpupool.agent=debug): the processes' log level, to read a failed run's logs
+        String level = System.getProperty("gpupool.fault.log");
+        if (level != null && !level.isBlank()) {
+            cmd.add(level.contains("=") ? "-Dorg.slf4j.simpleLogger.log." + level : "-Dorg.slf4j.simpleLogger.defaultLogLevel=" + level);
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve(log).toFile()).start();
         processes.add(p);
@@ -358,14 +385,32 @@ final class FaultRig implements AutoCloseable {
         assertThat(dirs).as("one job directory per attempt launched").isEqualTo(launched.size());
     }
 
+    /**
+     * The oracle alone, for jobs that have not all ended: no attempt found another attempt of its job running, and no
+     * attempt was launched twice.
+     */
+    void checkNeverTwice() throws IOException {
+        assertThat(Files.exists(twice) ? Files.readAllLines(twice) : List.<String>of()).as("attempts that found another attempt of their job running").isEmpty();
+        Map<String, Integer> launched = new HashMap<>();
+        for (String line : Files.readAllLines(launches)) {
+            String[] f = line.trim().split(" ");
+            launched.merge(f[1] + "#" + f[2], 1, Integer::sum);
+        }
+        assertThat(launched).as("launches per attempt").allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1));
+    }
+
     // ---- the API ------------------------------------------------------------------------------------
 
-    /** One API call; while the server restarts, tried again until it answers. */
+    /**
+     * One API call; while the server restarts (or, with several replicas, while another takes over), tried again until it
+     * answers, moving to the next replica after a failure.
+     */
     JsonNode call(String method, String path, String token, String body) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (true) {
+            String at = servers.getFirst();
             try {
-                HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(20))
+                HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(at + path)).timeout(Duration.ofSeconds(20))
                         .header("Authorization", "Bearer " + token);
                 if (body != null) b.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(body));
                 else b.method(method, HttpRequest.BodyPublishers.noBody());
@@ -375,6 +420,7 @@ final class FaultRig implements AutoCloseable {
                 return JSON.readTree(r.body());
             } catch (IOException e) {
                 if (System.nanoTime() > deadline) throw new AssertionError(method + " " + path + ": " + e, e);
+                if (servers.size() > 1 && servers.remove(at)) servers.add(at);   // the next replica first
                 sleep(200);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

@@ -67,6 +67,9 @@ public final class Database implements AutoCloseable {
             cfg.setDriverClassName("org.postgresql.Driver");
             // one multi-row INSERT per JDBC batch instead of one round trip per row
             cfg.addDataSourceProperty("reWriteBatchedInserts", "true");
+            // a transaction left open by a paused process (SIGSTOP, a long GC) would hold the lease row's share lock and
+            // keep a takeover waiting (high availability): the database ends such a session after 3 s
+            cfg.setConnectionInitSql("SET idle_in_transaction_session_timeout = 3000");
             cfg.setMaximumPoolSize(8);
         } else {
             throw new SpecException("--db", "db", "must be a jdbc:sqlite:FILE or jdbc:postgresql://HOST/DB URL, got '" + jdbcUrl + "'");
@@ -90,6 +93,17 @@ public final class Database implements AutoCloseable {
 
     public Connection connection() throws SQLException {
         return pool.getConnection();
+    }
+
+    /**
+     * A connection of its own, outside the pool (the service lease's): it lives as long as the caller keeps it, and a
+     * dead database or network fails its calls within seconds rather than TCP's minutes.
+     */
+    public Connection dedicatedConnection() throws SQLException {
+        java.util.Properties p = new java.util.Properties();
+        p.setProperty("connectTimeout", "2");
+        p.setProperty("socketTimeout", "5");
+        return java.sql.DriverManager.getConnection(url, p);
     }
 
     public Dialect dialect() { return dialect; }

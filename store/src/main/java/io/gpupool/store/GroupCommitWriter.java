@@ -24,6 +24,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * until it succeeds or the writer is closed; its futures stay open meanwhile. A commit reported failed may have
  * gone through (the database died before answering); its retry then applies the batch again, which changes
  * nothing ({@link BatchSql}).
+ *
+ * <p>With a {@link WriteFence} (an active replica on PostgreSQL) every transaction, an empty one too, first checks the
+ * replica's fencing token: a refused commit fails its futures and every later one, and the writer stops. Without one,
+ * an empty batch completes in order without touching the database.
  */
 public final class GroupCommitWriter implements AutoCloseable {
     public static final int MAX_BATCH = 4000;
@@ -39,6 +43,8 @@ public final class GroupCommitWriter implements AutoCloseable {
     private record Work(List<Write> writes, CompletableFuture<Void> done) {}
 
     private final Database db;
+    private final WriteFence fence;
+    private volatile WriteFence.Fenced fenced;
     private final BlockingQueue<Work> queue = new LinkedBlockingQueue<>();
     private final Thread thread;
     private volatile boolean closed;
@@ -48,18 +54,26 @@ public final class GroupCommitWriter implements AutoCloseable {
     private volatile long lastCommitNanos;
 
     public GroupCommitWriter(Database db) {
+        this(db, null);
+    }
+
+    /** A writer whose every commit carries the fencing token {@code fence} (null: none). */
+    public GroupCommitWriter(Database db, WriteFence fence) {
         this.db = db;
+        this.fence = fence;
         this.thread = Thread.ofPlatform().name("gpupool-store-writer").daemon(true).start(this::run);
     }
 
     /** Queues the writes (committed together, in order, after everything queued before). */
     public CompletableFuture<Void> submit(List<Write> writes) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        if (closed) {
-            done.completeExceptionally(new IllegalStateException("store writer is closed"));
+        if (closed || fenced != null) {
+            done.completeExceptionally(fenced != null ? fenced : new IllegalStateException("store writer is closed"));
             return done;
         }
         queue.add(new Work(List.copyOf(writes), done));
+        WriteFence.Fenced f = fenced;
+        if (f != null) done.completeExceptionally(f);   // fenced while it was queued: the writer thread is gone
         return done;
     }
 
@@ -68,7 +82,9 @@ public final class GroupCommitWriter implements AutoCloseable {
     }
 
     /** False while commits are failing (the database is unreachable or full). */
-    public boolean healthy() { return healthy; }
+    public boolean healthy() { return healthy && fenced == null; }
+    /** True once a commit was refused by the fencing token: this writer commits nothing more. */
+    public boolean fenced() { return fenced != null; }
     public long commits() { return commits.get(); }
     public long writes() { return written.get(); }
     public int backlog() { return queue.size(); }
@@ -78,6 +94,7 @@ public final class GroupCommitWriter implements AutoCloseable {
     private void run() {
         List<Work> batch = new ArrayList<>();
         List<Write> writes = new ArrayList<>();
+        WriteFence.Fenced refused = null;
         try {
             while (true) {
                 Work first = queue.take();
@@ -99,8 +116,17 @@ public final class GroupCommitWriter implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (WriteFence.Fenced e) {
+            refused = e;
+            healthy = false;
+            LOG.error("{}", e.getMessage());
         } finally {
-            IllegalStateException gone = new IllegalStateException("store writer stopped");
+            // a fenced replica steps down before any answer waiting on these writes, or handed in later, could go out
+            if (refused != null) {
+                fence.fenced();
+                fenced = refused;
+            }
+            RuntimeException gone = fenced != null ? fenced : new IllegalStateException("store writer stopped");
             for (Work w : batch) w.done().completeExceptionally(gone);
             Work w;
             while ((w = queue.poll()) != null) w.done().completeExceptionally(gone);
@@ -109,12 +135,14 @@ public final class GroupCommitWriter implements AutoCloseable {
 
     /** One transaction on a fresh pooled connection per attempt, so a broken connection is not reused. */
     private void commitWithRetry(List<Write> writes) throws InterruptedException {
+        if (writes.isEmpty() && fence == null) return;   // an empty batch only orders its answers after the commits before it
         long backoffMs = 50;
         while (true) {
             long t0 = System.nanoTime();
             try (Connection c = db.connection()) {
                 c.setAutoCommit(false);
                 try {
+                    if (fence != null) fence.check(c);
                     BatchSql.apply(c, writes);
                     c.commit();
                 } catch (SQLException | RuntimeException e) {
@@ -125,11 +153,14 @@ public final class GroupCommitWriter implements AutoCloseable {
                     }
                     throw e;
                 }
+                healthy = true;
+                if (writes.isEmpty()) return;
                 lastCommitNanos = System.nanoTime() - t0;
                 commits.incrementAndGet();
                 written.addAndGet(writes.size());
-                healthy = true;
                 return;
+            } catch (WriteFence.Fenced e) {
+                throw e;
             } catch (SQLException | RuntimeException e) {
                 healthy = false;
                 LOG.warn("commit of {} writes failed, retrying in {} ms: {}", writes.size(), backoffMs, e.getMessage());

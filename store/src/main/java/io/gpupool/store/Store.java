@@ -23,8 +23,13 @@ public final class Store implements AutoCloseable {
     private final GroupCommitWriter writer;
 
     public Store(Database db) {
+        this(db, null);
+    }
+
+    /** A store whose writes carry the fencing token {@code fence} (an active replica; null: none). */
+    public Store(Database db, WriteFence fence) {
         this.db = db;
-        this.writer = new GroupCommitWriter(db);
+        this.writer = new GroupCommitWriter(db, fence);
     }
 
     public GroupCommitWriter writer() { return writer; }

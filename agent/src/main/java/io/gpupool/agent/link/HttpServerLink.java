@@ -38,6 +38,9 @@ import java.util.concurrent.TimeUnit;
  * <p>Every call announces the agent protocol version ({@link AgentProtocolVersion}); an answer that names another
  * version, whatever its status, or a 200 that names none (a server of version 1) while the agent speaks another, is a
  * {@link LinkException.Kind#INCOMPATIBLE} failure.
+ *
+ * <p>Several replicas of the service ({@code --server URL1,URL2}, {@link ServerList}): a call that cannot reach the
+ * current one, or that a standby answers (503 naming the active replica), goes to the active one or the next.
  */
 public final class HttpServerLink implements ServerLink {
 
@@ -55,7 +58,7 @@ public final class HttpServerLink implements ServerLink {
 
     private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(2);
 
-    private final URI server;
+    private final ServerList servers;
     private final String joinToken;
     private final Settings settings;
     private final ServerTrust trust;
@@ -77,18 +80,24 @@ public final class HttpServerLink implements ServerLink {
 
     /** As above, trusting the server's TLS certificate as {@code trust} says (for https:// URLs). */
     public HttpServerLink(URI server, String joinToken, Settings settings, ServerTrust trust) {
-        this(server, joinToken, settings, trust, AgentProtocolVersion.CURRENT);
+        this(ServerList.parse(server.toString(), "--server"), joinToken, settings, trust, AgentProtocolVersion.CURRENT);
     }
 
     /** As above, speaking agent protocol {@code protocolVersion} rather than this build's (tests of the version check). */
     public HttpServerLink(URI server, String joinToken, Settings settings, ServerTrust trust, int protocolVersion) {
+        this(ServerList.parse(server.toString(), "--server"), joinToken, settings, trust, protocolVersion);
+    }
+
+    /** The replicas of one service; calls go to the active one. */
+    public HttpServerLink(ServerList servers, String joinToken, Settings settings, ServerTrust trust) {
+        this(servers, joinToken, settings, trust, AgentProtocolVersion.CURRENT);
+    }
+
+    /** The replicas of one service, speaking agent protocol {@code protocolVersion}. */
+    public HttpServerLink(ServerList servers, String joinToken, Settings settings, ServerTrust trust, int protocolVersion) {
         if (protocolVersion < 1) throw new IllegalArgumentException("protocol versions start at 1, got " + protocolVersion);
         this.protocolVersion = protocolVersion;
-        String base = server.toString();
-        this.server = URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) : base);
-        if (!"http".equals(this.server.getScheme()) && !"https".equals(this.server.getScheme())) {
-            throw new io.gpupool.model.SpecException("--server", "server", "must be an http:// or https:// URL, got '" + server + "'");
-        }
+        this.servers = servers;
         if (joinToken == null || joinToken.isBlank()) throw new io.gpupool.model.SpecException("--token", "token", "is required");
         this.joinToken = joinToken;
         this.settings = settings;
@@ -97,8 +106,9 @@ public final class HttpServerLink implements ServerLink {
                 .sslContext(trust.sslContext()).build();
     }
 
+    /** The replica calls go to now. */
     public URI server() {
-        return server;
+        return servers.current();
     }
 
     /**
@@ -110,6 +120,7 @@ public final class HttpServerLink implements ServerLink {
      */
     public void checkTransport() throws LinkException {
         // short: a wrong setting shows at once; a slow or held-up server only delays the agent's start this long
+        URI server = servers.current();
         HttpRequest req = HttpRequest.newBuilder(URI.create(server + "/healthz")).timeout(CHECK_TIMEOUT).GET().build();
         try {
             HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
@@ -154,6 +165,7 @@ public final class HttpServerLink implements ServerLink {
     /** An answer in another protocol version than this agent's cannot be read safely, whatever it says. */
     private void checkProtocol(HttpResponse<String> r) throws LinkException {
         String header = r.headers().firstValue(AgentProtocolVersion.HEADER).orElse(null);
+        URI server = URI.create(r.uri().getScheme() + "://" + r.uri().getRawAuthority());   // the replica that answered
         // an error without the header may come from a proxy, not the server: its status says what it is
         if (header == null && r.statusCode() != 200) return;
         int theirs;
@@ -184,24 +196,37 @@ public final class HttpServerLink implements ServerLink {
         byte[] json = encode(body);
         long backoff = settings.firstBackoff().toMillis();
         LinkException last = null;
-        for (int attempt = 0; attempt <= settings.retries(); attempt++) {
-            if (attempt > 0) pause(backoff * (1L << (attempt - 1)));
+        // every replica gets its tries: a standby or a dead replica is passed over, not counted against the active one;
+        // a pause comes only before a replica is tried again
+        int tries = (settings.retries() + 1) * servers.size();
+        java.util.Set<URI> tried = new java.util.HashSet<>();
+        for (int attempt = 0; attempt < tries; attempt++) {
+            URI server = servers.current();
+            if (!tried.add(server)) {
+                pause(backoff);
+                backoff *= 2;
+                tried.clear();
+                tried.add(server);
+            }
             try {
-                HttpResponse<String> r = send(path, token, body, json, waitMs, wakeable);
+                HttpResponse<String> r = send(server, path, token, body, json, waitMs, wakeable);
                 int s = r.statusCode();
                 if (s != 429 && s != 502 && s != 503 && s != 504) return r;
-                last = new LinkException(LinkException.Kind.UNREACHABLE, describe(r));
-                backoff = Math.max(backoff, retryAfterMs(r));
+                last = new LinkException(LinkException.Kind.UNREACHABLE, server + ": " + describe(r));
+                var active = r.headers().firstValue(ServerList.ACTIVE_HEADER);
+                if (active.isPresent()) servers.follow(server, active.get());   // a standby: to the active replica, or the next
+                else backoff = Math.max(backoff, retryAfterMs(r));
             } catch (IOException e) {
                 String tls = ConnectFailure.describe(server, trust, e);
                 if (tls != null) throw new LinkException(LinkException.Kind.REJECTED, tls, e);
                 last = new LinkException(LinkException.Kind.UNREACHABLE, server + ": " + e, e);
+                servers.next(server);
             }
         }
         throw last;
     }
 
-    private HttpResponse<String> send(String path, String token, Object body, byte[] json, long waitMs, boolean wakeable)
+    private HttpResponse<String> send(URI server, String path, String token, Object body, byte[] json, long waitMs, boolean wakeable)
             throws IOException, LinkException {
         CompletableFuture<HttpResponse<String>> f;
         synchronized (this) {

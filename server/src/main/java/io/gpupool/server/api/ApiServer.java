@@ -11,6 +11,7 @@ import io.gpupool.server.core.PoolService;
 import io.gpupool.server.core.ServiceClock;
 import io.gpupool.server.core.ServiceException;
 import io.gpupool.server.core.ServiceException.Kind;
+import io.gpupool.server.ha.Replica;
 import io.gpupool.server.metrics.ServiceMetrics;
 import io.gpupool.server.tls.HttpsConnector;
 import io.gpupool.server.tls.TlsFiles;
@@ -57,7 +58,7 @@ public final class ApiServer implements AutoCloseable {
 
     public ApiServer(String host, int port, PoolService pool, Store store, Tokens tokens, RateLimiter limiter, ServiceMetrics metrics,
                      EventHub hub, GpuCatalog catalog, ServiceClock clock, AgentSettings agentSettings, TlsFiles.Identity tls,
-                     boolean allowRootJobs) {
+                     boolean allowRootJobs, Replica replica) {
         this.tokens = tokens;
         this.limiter = limiter;
         this.secure = tls != null;
@@ -70,6 +71,7 @@ public final class ApiServer implements AutoCloseable {
                         : HttpsConnector.create(server, http, tls);
                 connector.setHost(host);
                 connector.setPort(port);
+                connector.setReusePort(replica.replicated());
                 connector.setAcceptQueueSize(ACCEPT_BACKLOG);
                 return connector;
             });
@@ -104,12 +106,12 @@ public final class ApiServer implements AutoCloseable {
             });
             cfg.routes.error(405, ctx -> error(ctx, 405, null, "method " + ctx.method() + " is not allowed on " + Requests.clip(ctx.path())));
             RouteTable r = new RouteTable(cfg.routes);
-            r.get("/healthz", ctx -> Json.send(ctx, 200, Map.of("status", "ok")));
+            r.get("/healthz", ctx -> Json.send(ctx, 200, replica.health()));
             r.get("/readyz", ctx -> {
                 boolean ready = pool.alive() && store.ready();
                 Json.send(ctx, ready ? 200 : 503, Map.of("status", ready ? "ready" : "not ready", "store", store.database().dialect().name().toLowerCase()));
             });
-            r.get("/metrics", ctx -> ctx.contentType(metrics.contentType()).result(metrics.scrape()));
+            r.get("/metrics", ctx -> ctx.contentType(metrics.contentType()).result(metrics.scrape() + StandbyServer.metrics(replica)));
             r.get("/openapi.json", ctx -> ctx.contentType("application/json").result(openApi));
             r.get(VERSION_PATH, ctx -> Json.send(ctx, 200, versionBody()));
             new JobRoutes(pool, store, catalog, allowRootJobs).register(r);

@@ -21,8 +21,6 @@ final class PendingWrites {
     private final List<Write> writes = new ArrayList<>();
     private final List<Change> changes = new ArrayList<>();
     private CompletableFuture<Void> iterationCommit;
-    /** Completes when everything handed to the writer so far is committed. */
-    private CompletableFuture<Void> lastBatch = CompletableFuture.completedFuture(null);
 
     PendingWrites(GroupCommitWriter writer, Consumer<List<Change>> publisher) {
         this.writer = writer;
@@ -72,17 +70,15 @@ final class PendingWrites {
                 a.changed = false;
             }
         }
-        if (writes.isEmpty()) {
-            // nothing new to write, but an answer must not overtake the commit of earlier decisions it reflects
-            if (done != null) lastBatch.whenComplete((v, e) -> done.complete(null));
-            return;
-        }
+        if (writes.isEmpty() && done == null && nodeChanges.isEmpty()) return;
+        // with nothing new to write, an answer still goes through the writer: it must not overtake the commit of earlier
+        // decisions it reflects, and (an active replica) its empty transaction checks the fencing token, so a replica
+        // that lost the lease answers no agent
         List<Change> published = List.copyOf(changes);
         List<Write> batch = List.copyOf(writes);
         writes.clear();
         changes.clear();
         CompletableFuture<Void> committed = writer.submit(batch);
-        lastBatch = committed.exceptionally(e -> null);
         committed.whenComplete((v, e) -> {
             nodeChanges.forEach(f -> f.complete(null)); // waiting reports ask again (and find out if the commit failed)
             if (e != null) {

@@ -1,0 +1,95 @@
+package io.gpupool.server.api;
+
+import io.gpupool.server.ha.Replica;
+import io.gpupool.server.tls.HttpsConnector;
+import io.gpupool.server.tls.TlsFiles;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.http.staticfiles.Location;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.ServerConnector;
+
+import java.util.Map;
+
+/**
+ * What a standby replica serves on its port until it takes over (then it closes and the full {@link ApiServer} opens
+ * on the same port): {@code /healthz} (role standby, the active's URL), {@code /readyz} (503), {@code /metrics} (the
+ * role), the dashboard's files, and for every API call 503 with {@code Retry-After: 1}, the active's URL in the
+ * {@value Replica#ACTIVE_HEADER} header and in the body's {@code active}: clients and agents move to it.
+ */
+public final class StandbyServer implements AutoCloseable {
+    private final Javalin app;
+    private final boolean secure;
+
+    public StandbyServer(String host, int port, TlsFiles.Identity tls, Replica replica) {
+        this.secure = tls != null;
+        this.app = Javalin.create(cfg -> {
+            cfg.jetty.addConnector((server, http) -> {
+                ServerConnector connector = tls == null ? new ServerConnector(server, new HttpConnectionFactory(http))
+                        : HttpsConnector.create(server, http, tls);
+                connector.setHost(host);
+                connector.setPort(port);
+                connector.setReusePort(replica.replicated());
+                connector.setAcceptQueueSize(ApiServer.ACCEPT_BACKLOG);
+                return connector;
+            });
+            cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
+            cfg.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JsonErrorHandler()));
+            cfg.concurrency.useVirtualThreads = true;
+            cfg.startup.showJavalinBanner = false;
+            cfg.staticFiles.add(sf -> {
+                sf.hostedPath = "/";
+                sf.directory = "/public";
+                sf.location = Location.CLASSPATH;
+            });
+            cfg.routes.before("/api/*", ctx -> {
+                refuse(ctx, replica);
+                ctx.skipRemainingHandlers();
+            });
+            cfg.routes.get("/healthz", ctx -> Json.send(ctx, 200, replica.health()));
+            cfg.routes.get("/readyz", ctx -> {
+                ctx.header(Replica.ACTIVE_HEADER, replica.activeUrl());
+                Json.send(ctx, 503, Map.of("status", "standby", "active", replica.activeUrl()));
+            });
+            cfg.routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(metrics(replica)));
+        });
+    }
+
+    /** 503 naming the active replica: the API is served there. */
+    static void refuse(Context ctx, Replica replica) {
+        String active = replica.activeUrl();
+        ctx.header("Retry-After", "1");
+        ctx.header(Replica.ACTIVE_HEADER, active);
+        Map<String, Object> body = ErrorBody.of(503, null, "this replica is a standby; the active replica is "
+                + (active.isEmpty() ? "being chosen" : active));
+        body.put("active", active);
+        Json.send(ctx, 503, body);
+    }
+
+    /** The replica's gauges in Prometheus' text format (a standby has no engine and no store writer to show). */
+    static String metrics(Replica replica) {
+        return "# HELP gpupool_replica_active 1 while this replica is the active one, 0 while it is a standby\n"
+                + "# TYPE gpupool_replica_active gauge\n"
+                + "gpupool_replica_active " + (replica.role() == Replica.Role.ACTIVE ? 1 : 0) + "\n"
+                + "# HELP gpupool_replica_epoch The lease epoch this replica holds (0: none)\n"
+                + "# TYPE gpupool_replica_epoch gauge\n"
+                + "gpupool_replica_epoch " + replica.epoch() + "\n"
+                + "# HELP gpupool_replica_takeovers_total Takeovers of the lease by this replica\n"
+                + "# TYPE gpupool_replica_takeovers_total counter\n"
+                + "gpupool_replica_takeovers_total " + replica.takeovers() + "\n";
+    }
+
+    public StandbyServer start() {
+        app.start();
+        return this;
+    }
+
+    public int port() { return app.port(); }
+
+    public String scheme() { return secure ? "https" : "http"; }
+
+    @Override
+    public void close() {
+        app.stop();
+    }
+}
