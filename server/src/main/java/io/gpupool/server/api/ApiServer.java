@@ -47,6 +47,21 @@ public final class ApiServer implements AutoCloseable {
      * The kernel caps this at net.core.somaxconn.
      */
     static final int ACCEPT_BACKLOG = 1024;
+
+    /**
+     * The one listening connector of a replica (active or standby): HTTP or HTTPS on host:port; replicas of one service
+     * share the port (SO_REUSEPORT) so that a takeover opens it before the standby's listener closes.
+     */
+    static ServerConnector connector(org.eclipse.jetty.server.Server server, org.eclipse.jetty.server.HttpConfiguration http,
+                                     String host, int port, TlsFiles.Identity tls, io.gpupool.server.ha.Replica replica) {
+        ServerConnector connector = tls == null ? new ServerConnector(server, new HttpConnectionFactory(http))
+                : HttpsConnector.create(server, http, tls);
+        connector.setHost(host);
+        connector.setPort(port);
+        connector.setReusePort(replica.replicated());
+        connector.setAcceptQueueSize(ACCEPT_BACKLOG);
+        return connector;
+    }
     /** Seconds a client waits before it retries after a 503 (the store is down or the service overloaded). */
     static final int RETRY_AFTER_UNAVAILABLE_S = 2;
     static final String VERSION_PATH = "/api/v1/version";
@@ -66,15 +81,7 @@ public final class ApiServer implements AutoCloseable {
         this.app = Javalin.create(cfg -> {
             cfg.jetty.host = host;
             cfg.jetty.port = port;
-            cfg.jetty.addConnector((server, http) -> {
-                ServerConnector connector = tls == null ? new ServerConnector(server, new HttpConnectionFactory(http))
-                        : HttpsConnector.create(server, http, tls);
-                connector.setHost(host);
-                connector.setPort(port);
-                connector.setReusePort(replica.replicated());
-                connector.setAcceptQueueSize(ACCEPT_BACKLOG);
-                return connector;
-            });
+            cfg.jetty.addConnector((server, http) -> connector(server, http, host, port, tls, replica));
             // errors Jetty answers before Javalin sees the request get the same JSON shape as every other error
             cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
             cfg.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JsonErrorHandler()));

@@ -1,13 +1,10 @@
 package io.gpupool.server.api;
 
 import io.gpupool.server.ha.Replica;
-import io.gpupool.server.tls.HttpsConnector;
 import io.gpupool.server.tls.TlsFiles;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.staticfiles.Location;
-import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.ServerConnector;
 
 import java.util.Map;
 
@@ -24,15 +21,7 @@ public final class StandbyServer implements AutoCloseable {
     public StandbyServer(String host, int port, TlsFiles.Identity tls, Replica replica) {
         this.secure = tls != null;
         this.app = Javalin.create(cfg -> {
-            cfg.jetty.addConnector((server, http) -> {
-                ServerConnector connector = tls == null ? new ServerConnector(server, new HttpConnectionFactory(http))
-                        : HttpsConnector.create(server, http, tls);
-                connector.setHost(host);
-                connector.setPort(port);
-                connector.setReusePort(replica.replicated());
-                connector.setAcceptQueueSize(ApiServer.ACCEPT_BACKLOG);
-                return connector;
-            });
+            cfg.jetty.addConnector((server, http) -> ApiServer.connector(server, http, host, port, tls, replica));
             cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
             cfg.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JsonErrorHandler()));
             cfg.concurrency.useVirtualThreads = true;
