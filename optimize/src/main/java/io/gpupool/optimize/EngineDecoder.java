@@ -32,6 +32,12 @@ final class EngineDecoder {
         this.failedClass = new boolean[p.shapeClasses()];
     }
 
+    /** One job of the window placed on the cluster as it stands: steered to its least contested model first when asked and possible. */
+    static PlacementResult place(BatchProblem p, PlacementPipeline pipeline, int j, boolean steer) {
+        PlacementResult r = steer && p.steerable(j) ? pipeline.place(p.steeredCycle(j), true) : null;
+        return r == null || !r.ok() ? pipeline.place(p.cycle(j), true) : r;
+    }
+
     /** The placement of the jobs in this order (indices into the window; jobs missing from it are left out). */
     Decoded decode(int[] order) {
         return decode(order, null);
@@ -54,8 +60,7 @@ final class EngineDecoder {
                 int c = p.shapeClass(j);
                 // capacity only shrinks during a pass, so a class that failed once fails again
                 if (failedClass[c]) continue;
-                PlacementResult r = steer != null && steer[j] && p.steerable(j) ? pipeline.place(p.steeredCycle(j), true) : null;
-                if (r == null || !r.ok()) r = pipeline.place(p.cycle(j), true);
+                PlacementResult r = place(p, pipeline, j, steer != null && steer[j]);
                 if (r.ok()) {
                     byJob[j] = r.allocation();
                     value += p.value(j);

@@ -76,8 +76,7 @@ final class IncrementalDecoder implements AutoCloseable {
             int j = order[pos];
             int c = p.shapeClass(j);
             if (failedAt[c] < pos) continue;    // capacity only shrinks during a pass
-            PlacementResult r = steer[j] && p.steerable(j) ? pipeline.place(p.steeredCycle(j), true) : null;
-            if (r == null || !r.ok()) r = pipeline.place(p.cycle(j), true);
+            PlacementResult r = EngineDecoder.place(p, pipeline, j, steer[j]);
             if (r.ok()) {
                 byJob[j] = r.allocation();
                 value += p.value(j);

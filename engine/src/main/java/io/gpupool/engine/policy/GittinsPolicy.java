@@ -117,14 +117,6 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
     @Override
     public OptionalLong nextReevaluationMs(PolicyContext ctx) {
         long now = ctx.nowMs();
-        long best = Long.MAX_VALUE;
-        for (JobState j : ctx.running()) {
-            if (j.gpuUnits() <= 0) continue;
-            double upper = levels.upper(levelOf(j, now));
-            if (Double.isInfinite(upper)) continue;
-            double needGpuMs = upper * 1000.0 - j.attainedGpuMs(now);
-            best = Math.min(best, now + Math.max(1, (long) Math.ceil(needGpuMs / j.gpuUnits())));
-        }
-        return best == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(best);
+        return EdgeCrossings.next(ctx, j -> levels.upper(levelOf(j, now)));
     }
 }

@@ -90,14 +90,9 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
     @Override
     public OptionalLong nextReevaluationMs(PolicyContext ctx) {
         long now = ctx.nowMs();
-        long best = Long.MAX_VALUE;
-        for (JobState j : ctx.running()) {
+        return EdgeCrossings.next(ctx, j -> {
             int q = queueOf(j, now, thresholds);
-            if (q >= thresholds.size() || j.gpuUnits() <= 0) continue;
-            double needGpuMs = thresholds.get(q) * 1000.0 - j.attainedGpuMs(now);
-            long at = now + Math.max(1, (long) Math.ceil(needGpuMs / j.gpuUnits()));
-            best = Math.min(best, at);
-        }
-        return best == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(best);
+            return q < thresholds.size() ? thresholds.get(q) : Double.POSITIVE_INFINITY;
+        });
     }
 }

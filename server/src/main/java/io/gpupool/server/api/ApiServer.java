@@ -49,18 +49,30 @@ public final class ApiServer implements AutoCloseable {
     static final int ACCEPT_BACKLOG = 1024;
 
     /**
-     * The one listening connector of a replica (active or standby): HTTP or HTTPS on host:port; replicas of one service
-     * share the port (SO_REUSEPORT) so that a takeover opens it before the standby's listener closes.
+     * What the active's API and a standby's listener share: the one connector on host:port (HTTP, or HTTPS with
+     * {@code tls}; replicas of one service share the port with SO_REUSEPORT, so a takeover opens it before the standby's
+     * listener closes), JSON errors also for what Jetty answers before Javalin sees the request, virtual threads and the
+     * dashboard's files.
      */
-    static ServerConnector connector(org.eclipse.jetty.server.Server server, org.eclipse.jetty.server.HttpConfiguration http,
-                                     String host, int port, TlsFiles.Identity tls, io.gpupool.server.ha.Replica replica) {
-        ServerConnector connector = tls == null ? new ServerConnector(server, new HttpConnectionFactory(http))
-                : HttpsConnector.create(server, http, tls);
-        connector.setHost(host);
-        connector.setPort(port);
-        connector.setReusePort(replica.replicated());
-        connector.setAcceptQueueSize(ACCEPT_BACKLOG);
-        return connector;
+    static void listener(io.javalin.config.JavalinConfig cfg, String host, int port, TlsFiles.Identity tls, io.gpupool.server.ha.Replica replica) {
+        cfg.jetty.addConnector((server, http) -> {
+            ServerConnector connector = tls == null ? new ServerConnector(server, new HttpConnectionFactory(http))
+                    : HttpsConnector.create(server, http, tls);
+            connector.setHost(host);
+            connector.setPort(port);
+            connector.setReusePort(replica.replicated());
+            connector.setAcceptQueueSize(ACCEPT_BACKLOG);
+            return connector;
+        });
+        cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
+        cfg.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JsonErrorHandler()));
+        cfg.concurrency.useVirtualThreads = true;
+        cfg.startup.showJavalinBanner = false;
+        cfg.staticFiles.add(sf -> {
+            sf.hostedPath = "/";
+            sf.directory = "/public";
+            sf.location = Location.CLASSPATH;
+        });
     }
     /** Seconds a client waits before it retries after a 503 (the store is down or the service overloaded). */
     static final int RETRY_AFTER_UNAVAILABLE_S = 2;
@@ -81,20 +93,10 @@ public final class ApiServer implements AutoCloseable {
         this.app = Javalin.create(cfg -> {
             cfg.jetty.host = host;
             cfg.jetty.port = port;
-            cfg.jetty.addConnector((server, http) -> connector(server, http, host, port, tls, replica));
-            // errors Jetty answers before Javalin sees the request get the same JSON shape as every other error
-            cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
-            cfg.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JsonErrorHandler()));
-            cfg.concurrency.useVirtualThreads = true;
+            listener(cfg, host, port, tls, replica);
             cfg.http.maxRequestSize = 1_048_576L;
             cfg.http.prefer405over404 = true;
             cfg.router.ignoreTrailingSlashes = true;
-            cfg.startup.showJavalinBanner = false;
-            cfg.staticFiles.add(sf -> {
-                sf.hostedPath = "/";
-                sf.directory = "/public";
-                sf.location = Location.CLASSPATH;
-            });
             cfg.routes.before("/api/v1/agent/*", AgentRoutes::checkProtocol);
             cfg.routes.before("/api/*", this::authenticate);
             cfg.routes.before("/api/*", QueryStrings::check);

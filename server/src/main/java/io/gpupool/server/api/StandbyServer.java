@@ -4,7 +4,6 @@ import io.gpupool.server.ha.Replica;
 import io.gpupool.server.tls.TlsFiles;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
-import io.javalin.http.staticfiles.Location;
 
 import java.util.Map;
 
@@ -21,16 +20,7 @@ public final class StandbyServer implements AutoCloseable {
     public StandbyServer(String host, int port, TlsFiles.Identity tls, Replica replica) {
         this.secure = tls != null;
         this.app = Javalin.create(cfg -> {
-            cfg.jetty.addConnector((server, http) -> ApiServer.connector(server, http, host, port, tls, replica));
-            cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
-            cfg.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JsonErrorHandler()));
-            cfg.concurrency.useVirtualThreads = true;
-            cfg.startup.showJavalinBanner = false;
-            cfg.staticFiles.add(sf -> {
-                sf.hostedPath = "/";
-                sf.directory = "/public";
-                sf.location = Location.CLASSPATH;
-            });
+            ApiServer.listener(cfg, host, port, tls, replica);
             cfg.routes.before("/api/*", ctx -> {
                 refuse(ctx, replica);
                 ctx.skipRemainingHandlers();
