@@ -258,6 +258,11 @@ final class FaultRig implements AutoCloseable {
         return submit(n, models, 0, 0, gate, restartPolicy, seed);
     }
 
+    /** The JSON of a one-GPU job that runs the rig's job script until {@code gate} opens (its launch is recorded). */
+    String gatedJob(String name, String gate) throws IOException {
+        return JSON.writeValueAsString(Map.of("name", name, "numGpus", 1, "command", List.of("sh", jobScript.toString(), "gate-" + gate)));
+    }
+
     /** Lets the jobs of {@code gate} end (with exit code 0); those not started yet end as soon as they start. */
     void openGate(String gate) throws IOException {
         Files.createFile(dir.resolve("gate-" + gate));

@@ -66,19 +66,20 @@ class HaFencingTest {
 
             FaultRig.signal(pa, "STOP");
             // waits in the paused replica's socket until it runs again
-            CompletableFuture<HttpResponse<String>> late = post(a, "/api/v1/jobs", rig.team, "late-1", job("late"));
+            CompletableFuture<HttpResponse<String>> late = post(a, "/api/v1/jobs", rig.team, "late-1", rig.gatedJob("late", "g"));
             FaultRig.waitFor(Duration.ofSeconds(30), "the standby takes over", () -> role(b).equals("active"));
             assertThat(health(b).path("epoch").asLong()).isEqualTo(2);
             assertThat(metrics(b)).contains("gpupool_replica_active 1", "gpupool_replica_epoch 2", "gpupool_replica_takeovers_total 1");
             HttpResponse<String> after = null;
             for (int i = 0; after == null && i < 3; i++) {
                 try {
-                    after = post(b, "/api/v1/jobs", rig.team, "after-1", job("after")).get(30, TimeUnit.SECONDS);
+                    after = post(b, "/api/v1/jobs", rig.team, "after-1", rig.gatedJob("after", "g")).get(30, TimeUnit.SECONDS);
                 } catch (java.util.concurrent.ExecutionException e) {
                     // a kept-alive connection to the standby's listener, closed at the takeover: sent again, same key
                 }
             }
             assertThat(after.statusCode()).isEqualTo(201);
+            String afterId = JSON.readTree(after.body()).path("id").asText();
 
             FaultRig.signal(pa, "CONT");
             assertThat(pa.waitFor(30, TimeUnit.SECONDS)).as("the old active exits").isTrue();
@@ -104,14 +105,13 @@ class HaFencingTest {
             assertThat(rig.runningOn("n1", before)).containsExactlyInAnyOrderElementsOf(before);
             for (String id : before) assertThat(rig.job(id).path("attempt").asInt()).as(id).isEqualTo(1);
             rig.openGate("g");
-            rig.waitForEnd(before);
-            rig.checkInvariants(before);
+            // the job submitted through the new active runs too, once a GPU frees: every launch is checked against the store
+            List<String> all = new ArrayList<>(before);
+            all.add(afterId);
+            rig.waitForEnd(all);
+            rig.checkInvariants(all);
             assertThat(health(b).path("self").asText()).isEqualTo(b);
         }
-    }
-
-    private static String job(String name) {
-        return "{\"name\":\"" + name + "\",\"numGpus\":1,\"command\":[\"true\"]}";
     }
 
     private static long count(Connection c, String sql) throws Exception {
