@@ -30,6 +30,7 @@ final class BatchSql {
         List<AttemptUpdate> attemptUpdates = new ArrayList<>();
         List<OutputChunk> output = new ArrayList<>();
         Map<String, NodeProgress> progress = new LinkedHashMap<>();
+        Map<String, UsageGrantRow> usage = new LinkedHashMap<>();
         List<Write> other = new ArrayList<>();
         for (Write w : writes) {
             switch (w) {
@@ -41,6 +42,7 @@ final class BatchSql {
                 case Write.UpdateAttempt u -> attemptUpdates.add(u.update());
                 case Write.AppendOutput o -> output.add(o.chunk());
                 case Write.PutNodeProgress p -> progress.put(p.progress().node(), p.progress());
+                case Write.PutUsage u -> usage.put(u.usage().key(), u.usage());
                 default -> other.add(w);
             }
         }
@@ -51,6 +53,7 @@ final class BatchSql {
         insertAttempts(c, attempts);
         updateAttempts(c, attemptUpdates);
         insertOutput(c, output);
+        UsageSql.put(c, usage.values());
         for (Write w : other) applyOne(c, w);
         putProgress(c, progress.values()); // after PutNode: a node registered in this batch exists by now
     }
@@ -262,6 +265,9 @@ final class BatchSql {
             case Write.PutPredictor(PredictorRow p) -> update(c, "INSERT INTO runtime_predictors (kind, state, jobs_learned, saved_ms) VALUES (?,?,?,?) "
                     + "ON CONFLICT (kind) DO UPDATE SET state = excluded.state, jobs_learned = excluded.jobs_learned, saved_ms = excluded.saved_ms",
                     p.kind(), p.state(), p.jobsLearned(), p.savedMs());
+            case Write.PutJobEnd(JobEndRow j) -> update(c, "INSERT INTO usage_jobs (job_id, tenant, job_user, state, submitted_ms, ended_ms) "
+                    + "VALUES (?,?,?,?,?,?) ON CONFLICT (job_id) DO UPDATE SET state = excluded.state, ended_ms = excluded.ended_ms",
+                    j.jobId(), j.tenant(), j.user(), j.state(), j.submittedMs(), j.endedMs());
             default -> throw new IllegalArgumentException("not a single write: " + w);
         }
     }

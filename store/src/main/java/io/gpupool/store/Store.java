@@ -81,7 +81,7 @@ public final class Store implements AutoCloseable {
             long nextSeq = single(c, "SELECT COALESCE(MAX(seq), 0) FROM jobs") + 1;
             long nextEvent = single(c, "SELECT COALESCE(MAX(id), 0) FROM job_events") + 1;
             return new RecoveredState(tenants, tokens, nodes, progress, settings, active, allocations, attemptStates, unfinished, idem,
-                    nextSeq, nextEvent);
+                    nextSeq, nextEvent, UsageStore.open(c));
         } catch (SQLException e) {
             throw new StoreException("cannot read the store back", e);
         }

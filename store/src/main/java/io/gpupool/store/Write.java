@@ -45,6 +45,12 @@ public sealed interface Write {
 
     record PutSetting(String name, String value) implements Write {}
 
+    /** What a GPU grant of an attempt held and used so far (only the last per grant in a batch counts). */
+    record PutUsage(UsageGrantRow usage) implements Write {}
+
+    /** A job reached a final state (usage accounting). */
+    record PutJobEnd(JobEndRow end) implements Write {}
+
     /** Replaces the saved run-time predictor of its kind. */
     record PutPredictor(PredictorRow predictor) implements Write {}
 }

@@ -125,6 +125,7 @@ public final class ApiServer implements AutoCloseable {
             r.get(VERSION_PATH, ctx -> Json.send(ctx, 200, versionBody()));
             new JobRoutes(pool, store, catalog, allowRootJobs).register(r);
             new NodeRoutes(pool).register(r);
+            new UsageRoutes(new io.gpupool.store.UsageStore(store.database()), clock).register(r);
             new AgentRoutes(pool, store, tokens, catalog, clock, agentSettings).register(r);
             new AdminRoutes(pool, tokens, store.writer(), clock, allowRootJobs).register(r);
             r.get("/api/v1/events", hub::stream);

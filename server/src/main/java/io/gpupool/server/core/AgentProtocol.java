@@ -146,9 +146,11 @@ final class AgentProtocol {
         for (GpuSample g : r.gpus()) {
             long total = g.memoryTotalMib() == null ? 0 : g.memoryTotalMib();
             long used = g.memoryUsedMib() == null ? 0 : g.memoryUsedMib();
-            telemetry.put(node, g.index(), new GpuTelemetry.Sample(g.utilizationPercent() == null ? 0 : g.utilizationPercent(),
+            GpuTelemetry.Sample sample = new GpuTelemetry.Sample(g.utilizationPercent() == null ? 0 : g.utilizationPercent(),
                     used, Math.max(0, total - used), g.powerWatts() == null ? 0 : g.powerWatts(),
-                    g.temperatureC() == null ? 0 : g.temperatureC(), now));
+                    g.temperatureC() == null ? 0 : g.temperatureC(), now);
+            telemetry.put(node, g.index(), sample);
+            pool.usage.sampled(node, g.index(), sample, now);
         }
         for (JobStatusReport st : r.statuses()) {
             if (st.seq() <= a.ackedSeq) continue; // applied before: its answer was lost

@@ -96,6 +96,7 @@ final class JobLifecycle {
         pool.writes.add(new Write.UpdateJob(a.row));
         pool.writes.add(new Write.SetAllocation(id, rows));
         a.placedOn(Grants.nodes(rows));
+        pool.usage.opened(id, a.row.attempt(), a.tenant(), a.request.user(), grants, now);
         for (String node : a.nodes) {
             pool.writes.add(new Write.InsertAttempt(new AttemptRow(id, a.row.attempt(), node, Grants.attemptJson(grants, node), now,
                     "ASSIGNED", null, null, null, null, null)));
@@ -129,8 +130,10 @@ final class JobLifecycle {
         pool.writes.add(new Write.UpdateJob(a.row));
         if (held) {
             pool.writes.add(new Write.SetAllocation(a.id(), List.of()));
+            pool.usage.closed(a.id(), now);
             releaseAttempt(a, state.toLowerCase(Locale.ROOT) + (message == null ? "" : ": " + message));
         }
+        pool.usage.ended(a.id(), a.tenant(), a.request.user(), state, a.row.submittedMs(), now);
         event(a, state, message, now);
         pool.active.remove(a.id());
         pool.stopping.forget(a.id());
@@ -150,6 +153,8 @@ final class JobLifecycle {
         a.row = row.withState("FAILED", row.startedMs(), now, row.preemptions(), null, "after restart: " + reason);
         pool.writes.add(new Write.UpdateJob(a.row));
         pool.writes.add(new Write.SetAllocation(row.id(), List.of()));
+        pool.usage.closed(row.id(), now);
+        pool.usage.ended(row.id(), row.tenant(), a.request.user(), "FAILED", row.submittedMs(), now);
         releaseAttempt(a, "failed after a restart");
         event(a, "FAILED", a.row.message(), now);
         pool.active.remove(row.id());
@@ -163,6 +168,7 @@ final class JobLifecycle {
         a.row = a.row.withState("PENDING", a.row.startedMs(), null, a.row.preemptions() + 1, null, why);
         pool.writes.add(new Write.UpdateJob(a.row));
         pool.writes.add(new Write.SetAllocation(a.id(), List.of()));
+        pool.usage.closed(a.id(), now);
         releaseAttempt(a, type.toLowerCase(Locale.ROOT) + ": " + why);
         for (String node : a.nodes) {
             AgentNodes.Node n = pool.agents.get(node);

@@ -10,6 +10,9 @@ public interface LoopListener {
 
     void finished(String tenant, String state);
 
+    /** Usage charged to the tenant since the last call (GPU-seconds allocated and used, joules); see UsageMeter. */
+    default void usage(String tenant, double allocatedGpuSeconds, double usedGpuSeconds, double joules) {}
+
     LoopListener NONE = new LoopListener() {
         @Override public void round(long nanos, int started, int preempted) {}
         @Override public void submitted(String tenant) {}

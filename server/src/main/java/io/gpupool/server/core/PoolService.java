@@ -52,7 +52,10 @@ public final class PoolService implements AutoCloseable {
         this.jobs = new JobLifecycle(pool, new HashMap<>(recovered.idempotency()), recovered.nextSeq(), recovered.nextEventId());
         this.agents = new AgentProtocol(pool, jobs, new NodeLiveness(pool, jobs, agentSettings), agentSettings, telemetry, epoch);
         this.admin = new PoolAdmin(pool, jobs);
+        pool.usage.restore(recovered.openUsage(), clock.now());
         recovery.restore(pool, jobs);
+        pool.usage.closeAllBut(pool.active.values().stream().filter(a -> a.row.state().equals("RUNNING")).map(ActiveJob::id)
+                .collect(java.util.stream.Collectors.toSet()), clock.now());
         this.loop = new EngineLoop(pool, jobs, agents, telemetry);
     }
 

@@ -28,6 +28,7 @@ final class PoolState {
     final PendingWrites writes;
     final ServiceClock clock;
     final LoopListener listener;
+    final UsageMeter usage;
     /** Something changed that a scheduling round should see. */
     boolean roundDue = true;
 
@@ -41,6 +42,10 @@ final class PoolState {
         this.writes = writes;
         this.clock = clock;
         this.listener = listener;
+        this.usage = new UsageMeter(writes, listener, (node, gpu) -> {
+            Integer id = engine.cluster().nodeId(node);
+            return id == null ? "unknown" : engine.cluster().node(id).spec().gpus().get(gpu).model().id();
+        });
     }
 
     /** New work goes to a node only if an admin has not cordoned it and, for an agent's node, its agent reports. */

@@ -26,6 +26,8 @@ import java.util.function.ToDoubleFunction;
  *   <li>GPUs, named and labelled as NVIDIA's dcgm-exporter does (DCGM_FI_DEV_GPU_UTIL, _FB_USED, _FB_FREE,
  *       _POWER_USAGE, _GPU_TEMP with gpu, UUID, device, modelName, Hostname), from node telemetry, so
  *       existing DCGM dashboards work unchanged;</li>
+ *   <li>usage per tenant (counters from this process's start, see UsageMeter): GPU-seconds allocated (counted as
+ *       telemetry arrives and at each release) and used (telemetry utilization), energy in joules;</li>
  *   <li>store: commits, writes, writer backlog, last commit time.</li>
  * </ul>
  * Gauges read the latest pool snapshot; new tenants, models and GPUs are registered when first seen.
@@ -76,6 +78,22 @@ public final class ServiceMetrics implements LoopListener {
     @Override
     public void finished(String tenant, String state) {
         registry.counter("gpupool.jobs.finished", "tenant", tenant, "state", state).increment();
+    }
+
+    @Override
+    public void usage(String tenant, double allocatedGpuSeconds, double usedGpuSeconds, double joules) {
+        if (allocatedGpuSeconds > 0) {
+            Counter.builder("gpupool.tenant.gpu.seconds.allocated").description("GPU-seconds granted to the tenant's jobs (grant x time held)")
+                    .tag("tenant", tenant).register(registry).increment(allocatedGpuSeconds);
+        }
+        if (usedGpuSeconds > 0) {
+            Counter.builder("gpupool.tenant.gpu.seconds.used").description("GPU-seconds of measured utilization charged to the tenant's jobs")
+                    .tag("tenant", tenant).register(registry).increment(usedGpuSeconds);
+        }
+        if (joules > 0) {
+            Counter.builder("gpupool.tenant.energy.joules").description("GPU energy charged to the tenant's jobs (power telemetry split by grants)")
+                    .tag("tenant", tenant).register(registry).increment(joules);
+        }
     }
 
     /** The Prometheus text exposition, after registering gauges for anything new in the pool. */
