@@ -228,6 +228,68 @@ abstract class StoreContractTest {
         assertThat(once).as("each row once").hasSize(11);
     }
 
+    private static UsageGrantRow usage(String job, int attempt, String node, int gpu, String tenant, long start, Long end, double used, double joules, long metered) {
+        return new UsageGrantRow(job, attempt, node, gpu, tenant, "ann", "A100-80GB", 500, 40_000, start, end, used, joules, metered);
+    }
+
+    @Test
+    void usage_rows_are_absolute_read_back_by_window_and_the_open_ones_after_a_restart() {
+        commit(new Write.PutUsage(usage("j1", 1, "n1", 0, "t1", 1000, null, 0, 0, 1000)),
+                new Write.PutUsage(usage("j1", 1, "n1", 0, "t1", 1000, null, 100, 30, 1500)),
+                new Write.PutUsage(usage("j2", 1, "n2", 3, "t2", 1200, null, 0, 0, 1200)));
+        commit(new Write.PutUsage(usage("j1", 1, "n1", 0, "t1", 1000, 2000L, 400, 90, 2000)),
+                new Write.PutJobEnd(new JobEndRow("j1", "t1", "ann", "SUCCEEDED", 900, 2000)),
+                new Write.PutJobEnd(new JobEndRow("j3", "t1", "", "CANCELLED", 950, 1900)));
+        store.close();
+        store = new Store(Database.open(jdbcUrl()));
+
+        assertThat(store.recover().openUsage()).extracting(UsageGrantRow::jobId).containsExactly("j2");
+        UsageStore usage = new UsageStore(store.database());
+        assertThat(usage.grants(0, 5000, null)).extracting(UsageGrantRow::jobId).containsExactly("j1", "j2");
+        assertThat(usage.grants(0, 5000, "t1")).singleElement().satisfies(u -> {
+            assertThat(u.endedMs()).isEqualTo(2000L);
+            assertThat(u.usedGpuMs()).isEqualTo(400.0);
+            assertThat(u.energyJ()).isEqualTo(90.0);
+            assertThat(u.meteredUntilMs()).isEqualTo(2000L);
+        });
+        assertThat(usage.grants(2000, 5000, null)).extracting(UsageGrantRow::jobId).as("j1 was released at 2000").containsExactly("j2");
+        assertThat(usage.grants(0, 1000, null)).as("nothing held before 1000").isEmpty();
+        List<UsageStore.EndedJob> ended = usage.endedJobs(0, 5000, "t1");
+        assertThat(ended).extracting(e -> e.end().jobId()).containsExactly("j3", "j1");
+        assertThat(ended.get(1).firstStartedMs()).isEqualTo(1000L);
+        assertThat(ended.get(1).nodes()).containsExactly("n1");
+        assertThat(ended.get(1).gpuModels()).containsExactly("A100-80GB");
+        assertThat(ended.get(0).firstStartedMs()).as("never started").isNull();
+        assertThat(usage.endedJobs(1950, 5000, null)).extracting(e -> e.end().jobId()).containsExactly("j1");
+    }
+
+    @Test
+    void a_usage_batch_committed_twice_leaves_the_same_rows() throws Exception {
+        List<Write> batch = List.of(new Write.PutUsage(usage("j1", 1, "n1", 0, "t1", 1000, null, 10, 3, 1100)),
+                new Write.PutUsage(usage("j1", 1, "n1", 0, "t1", 1000, 1500L, 20, 6, 1500)),
+                new Write.PutJobEnd(new JobEndRow("j1", "t1", "ann", "FAILED", 900, 1500)));
+        store.writer().submit(batch).get(10, TimeUnit.SECONDS);
+        List<String> once = usageRows();
+        store.writer().submit(batch).get(10, TimeUnit.SECONDS);
+        assertThat(usageRows()).isEqualTo(once).hasSize(2);
+    }
+
+    private List<String> usageRows() throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (Connection c = store.database().connection(); Statement st = c.createStatement()) {
+            for (String table : List.of("usage_grants", "usage_jobs")) {
+                try (ResultSet rs = st.executeQuery("SELECT * FROM " + table)) {
+                    while (rs.next()) {
+                        StringBuilder row = new StringBuilder(table);
+                        for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) row.append(' ').append(rs.getObject(i));
+                        out.add(row.toString());
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
     /** Every row of every table, as text, sorted. */
     private List<String> rows() throws SQLException {
         List<String> out = new ArrayList<>();
