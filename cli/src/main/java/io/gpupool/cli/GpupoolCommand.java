@@ -36,6 +36,7 @@ import picocli.CommandLine.ScopeType;
                 TokenCommand.class,
                 QueueCommand.class,
                 NodesCommand.class,
+                UsageCommand.class,
                 TopCommand.class,
                 LoadgenCommand.class,
                 K8sCommand.class,

@@ -31,6 +31,8 @@ public final class SubmitCommand extends ClientCommand {
     String name;
     @Option(names = "--tenant", paramLabel = "T", description = "Tenant (admin tokens only; a member's token implies it).")
     String tenant;
+    @Option(names = "--user", paramLabel = "USER", description = "Who the job is for, within its tenant (usage is reported by it: gpupool usage --by user).")
+    String user;
     @Option(names = "--priority", paramLabel = "P", description = "Priority (larger runs first under the priority policy).")
     Integer priority;
     @Option(names = "--estimate", paramLabel = "SEC", description = "Expected run time in seconds (helps backfill).")
@@ -56,6 +58,7 @@ public final class SubmitCommand extends ClientCommand {
         Map<String, Object> body = new LinkedHashMap<>();
         if (name != null) body.put("name", name);
         if (tenant != null) body.put("tenant", tenant);
+        if (user != null) body.put("user", user);
         body.put("numGpus", gpus);
         if (milli != null) body.put("gpuMilli", milli);
         if (memMib != null) body.put("gpuMemMib", memMib);

@@ -53,7 +53,7 @@ public final class UsageReport {
             double alloc = allocMs / 1000.0;
             double used = usedMs / 1000.0;
             return new Figures(key, alloc, alloc / 3600, used, used / 3600, memMibMs / 1024.0 / 3_600_000.0, joules, joules / 3.6e6,
-                    Map.copyOf(jobs), waits(waitsMs));
+                    java.util.Collections.unmodifiableSortedMap(new TreeMap<>(jobs)), waits(waitsMs));
         }
     }
 
