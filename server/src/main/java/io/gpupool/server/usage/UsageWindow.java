@@ -48,7 +48,7 @@ public record UsageWindow(long sinceMs, long untilMs) {
         try {
             if (v.length() == 10) return LocalDate.parse(v).atStartOfDay(ZoneOffset.UTC).toInstant().toEpochMilli();
             return Instant.parse(value.trim()).toEpochMilli();
-        } catch (DateTimeParseException e) {
+        } catch (DateTimeParseException | ArithmeticException e) {
             throw ServiceException.malformed(name, "must be epoch milliseconds, an ISO-8601 instant (2026-12-01T00:00:00Z), a date (2026-12-01) "
                     + "or an age (30d, 12h, 90m, 45s), got '" + (value.length() > 40 ? value.substring(0, 40) + "..." : value) + "'");
         }
