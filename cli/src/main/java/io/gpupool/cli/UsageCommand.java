@@ -22,7 +22,7 @@ public final class UsageCommand extends ClientCommand {
     String since;
     @Option(names = "--until", paramLabel = "WHEN", description = "End, exclusive, in the same forms (default: now).")
     String until;
-    @Option(names = "--by", paramLabel = "GROUP", defaultValue = "tenant", description = "tenant, user, model, node or day (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--by", paramLabel = "GROUP", defaultValue = "tenant", description = "tenant, user, model, node, day or hour (UTC) (default: ${DEFAULT-VALUE}).")
     String by;
     @Option(names = "--tenant", paramLabel = "NAME", description = "Only this tenant (admin tokens; a member token sees only its own).")
     String tenant;

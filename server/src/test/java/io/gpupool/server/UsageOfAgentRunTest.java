@@ -111,7 +111,7 @@ class UsageOfAgentRunTest {
             assertThat(before.path("total").path("gpuSecondsAllocated").asDouble()).isCloseTo(total, within(1e-6));
             assertThat(before.path("total").path("jobs").path("SUCCEEDED").asInt()).isEqualTo(JOBS - 1);
             assertThat(before.path("total").path("waitSeconds").path("count").asInt()).isEqualTo(JOBS);
-            for (String by : List.of("day", "node", "user", "model")) {
+            for (String by : List.of("day", "hour", "node", "user", "model")) {
                 JsonNode other = s.get("/api/v1/usage?" + window + "&by=" + by, ADMIN).body();
                 double sum = 0;
                 for (JsonNode g : other.path("groups")) sum += g.path("gpuSecondsAllocated").asDouble();

@@ -14,7 +14,7 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * A usage report over a window, grouped by tenant, user, GPU model, node or UTC day (docs/contracts.md,
+ * A usage report over a window, grouped by tenant, user, GPU model, node, UTC day or UTC hour (docs/contracts.md,
  * "Usage"). Allocated GPU- and memory-time are the stored grants clipped to the window, to the millisecond; used
  * GPU-time and energy are the stored measurements, taken in proportion to the part of each grant's metered span that
  * falls in the window (exact when the window holds the whole span). Jobs count where they ended (by day: the day;
@@ -22,14 +22,14 @@ import java.util.TreeMap;
  */
 public final class UsageReport {
     public enum By {
-        TENANT, USER, MODEL, NODE, DAY;
+        TENANT, USER, MODEL, NODE, DAY, HOUR;
 
         public String wire() { return name().toLowerCase(Locale.ROOT); }
 
         public static By parse(String s) {
             if (s == null || s.isEmpty()) return TENANT;
             for (By b : values()) if (b.wire().equals(s)) return b;
-            throw io.gpupool.server.core.ServiceException.malformed("by", "must be one of tenant, user, model, node, day; got '"
+            throw io.gpupool.server.core.ServiceException.malformed("by", "must be one of tenant, user, model, node, day, hour; got '"
                     + (s.length() > 40 ? s.substring(0, 40) + "..." : s) + "'");
         }
     }
@@ -69,7 +69,7 @@ public final class UsageReport {
         for (UsageGrantRow g : store.grants(w.sinceMs(), w.untilMs(), tenant)) {
             long end = g.endedMs() != null ? g.endedMs() : Math.max(g.startedMs(), now);
             for (long[] piece : pieces(by, Math.max(g.startedMs(), w.sinceMs()), Math.min(end, w.untilMs()))) {
-                Sums s = groups.computeIfAbsent(by == By.DAY ? day(piece[0]) : key(by, g), k -> new Sums());
+                Sums s = groups.computeIfAbsent(by == By.DAY ? day(piece[0]) : by == By.HOUR ? hour(piece[0]) : key(by, g), k -> new Sums());
                 add(s, g, piece[0], piece[1]);
                 add(total, g, piece[0], piece[1]);
             }
@@ -104,22 +104,30 @@ public final class UsageReport {
         if (waitMs != null) s.waitsMs.add(waitMs);
     }
 
-    /** [from, to) as one piece, or cut at UTC midnights for by=day. */
+    /** [from, to) as one piece, or cut at UTC midnights for by=day and at full hours for by=hour. */
     private static List<long[]> pieces(By by, long from, long to) {
         List<long[]> out = new ArrayList<>();
         if (to <= from) return out;
-        if (by != By.DAY) {
+        if (by != By.DAY && by != By.HOUR) {
             out.add(new long[] {from, to});
             return out;
         }
         long at = from;
         while (at < to) {
-            long midnight = LocalDate.ofInstant(Instant.ofEpochMilli(at), ZoneOffset.UTC).plusDays(1).atStartOfDay(ZoneOffset.UTC).toInstant().toEpochMilli();
-            long next = Math.min(to, midnight);
+            long cut = by == By.HOUR ? Math.floorDiv(at, HOUR_MS) * HOUR_MS + HOUR_MS
+                    : LocalDate.ofInstant(Instant.ofEpochMilli(at), ZoneOffset.UTC).plusDays(1).atStartOfDay(ZoneOffset.UTC).toInstant().toEpochMilli();
+            long next = Math.min(to, cut);
             out.add(new long[] {at, next});
             at = next;
         }
         return out;
+    }
+
+    private static final long HOUR_MS = 3_600_000L;
+
+    /** The UTC hour a time falls in, as 2026-12-04T05:00Z (sorts in time order). */
+    private static String hour(long ms) {
+        return Instant.ofEpochMilli(Math.floorDiv(ms, HOUR_MS) * HOUR_MS).toString().replace(":00:00Z", ":00Z");
     }
 
     private static String day(long ms) {
@@ -132,7 +140,7 @@ public final class UsageReport {
             case USER -> userKey(g.user());
             case MODEL -> g.gpuModel();
             case NODE -> g.node();
-            case DAY -> throw new IllegalArgumentException("by day is cut by time");
+            case DAY, HOUR -> throw new IllegalArgumentException("by day and by hour are cut by time");
         };
     }
 
@@ -143,6 +151,7 @@ public final class UsageReport {
             case MODEL -> j.gpuModels();
             case NODE -> j.nodes();
             case DAY -> Set.of(day(j.end().endedMs()));
+            case HOUR -> Set.of(hour(j.end().endedMs()));
         };
     }
 
