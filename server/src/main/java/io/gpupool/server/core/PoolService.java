@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * The service around the engine, as the API, the demo and the runtime learner see it: every command runs on the
@@ -55,7 +56,7 @@ public final class PoolService implements AutoCloseable {
         pool.usage.restore(recovered.openUsage(), clock.now());
         recovery.restore(pool, jobs);
         pool.usage.closeAllBut(pool.active.values().stream().filter(a -> a.row.state().equals("RUNNING")).map(ActiveJob::id)
-                .collect(java.util.stream.Collectors.toSet()), clock.now());
+                .collect(Collectors.toSet()), clock.now());
         this.loop = new EngineLoop(pool, jobs, agents, telemetry);
     }
 

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Usage accounting on the engine loop (docs/architecture.md, "Usage accounting"): one stored row per GPU grant of
@@ -101,7 +102,7 @@ final class UsageMeter {
     }
 
     /** Rows left open for jobs that do not run any more (after a restart): closed now. */
-    void closeAllBut(java.util.Set<String> running, long now) {
+    void closeAllBut(Set<String> running, long now) {
         for (String job : List.copyOf(byJob.keySet())) if (!running.contains(job)) closed(job, now);
     }
 
