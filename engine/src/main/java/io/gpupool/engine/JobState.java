@@ -31,6 +31,7 @@ public final class JobState {
     private long trueRuntimeMs;
     private RuntimePredictor predictedBy;   // the predictor whose view of this job `prediction` is
     private RuntimePredictor.Prediction prediction;
+    String capGroup;   // the group whose cap this job counts against (Scheduler.capConcurrency), or null
     String holdReason; // non-null while the job is held (Scheduler.hold): it stays queued but is not placed
     private final RoundNote round;
 

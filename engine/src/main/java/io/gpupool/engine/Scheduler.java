@@ -55,7 +55,8 @@ public final class Scheduler {
     private final Map<String, JobState> jobs = new HashMap<>();
     private final Map<String, JobState> pending = new LinkedHashMap<>();
     private final Map<String, JobState> running = new LinkedHashMap<>();
-    private final Map<String, String> shapeKeys = new HashMap<>();   // one string per job shape (JobState.internShapeKey)
+    private final Map<String, String> shapeKeys = new HashMap<>();
+    private final ConcurrencyCaps caps = new ConcurrencyCaps();   // one string per job shape (JobState.internShapeKey)
     private SchedulerConfig config;
     private QueuePolicy policy;
     private PlacementPipeline pipeline;
@@ -270,10 +271,25 @@ public final class Scheduler {
         return SubmitResult.accepted(spec.id());
     }
 
+    /**
+     * Puts the job (pending or running) in a group of which at most {@code cap} run at once (a job array's
+     * {@code %N}); every round checks it before placement, in every policy. The last cap given for a group holds.
+     */
+    public void capConcurrency(String jobId, String group, int cap) {
+        round.unsettle();
+        caps.join(require(jobId), group, cap);
+    }
+
+    /** How many jobs of the group run now. */
+    public int runningInGroup(String group) {
+        return caps.running(group);
+    }
+
     /** Drops an ended job from the job table, so a long-running driver does not keep every job forever. */
     public boolean forget(String jobId) {
         JobState job = jobs.get(jobId);
         if (job == null || !job.status.terminal()) return false;
+        if (job.capGroup != null) caps.leave(job);
         jobs.remove(jobId);
         return true;
     }
@@ -396,6 +412,8 @@ public final class Scheduler {
     }
 
     private Status quotaReason(JobState job) {
+        Status capped = caps.refusal(job);
+        if (capped != null) return capped;
         TenantConfig t = config.tenants().get(job.spec().tenant());
         if (t == null || !t.hasLimit()) return null;
         double held = ledger.account(t.name()).gpus();
@@ -415,6 +433,7 @@ public final class Scheduler {
         job.runStartMs = nowMs;
         if (job.firstStartMs < 0) job.firstStartMs = nowMs;
         job.waitedMs += nowMs - job.queuedSinceMs;
+        caps.started(job);
         ledger.charge(job.spec().tenant(), job.gpuUnits(), chargedMemory(a));
     }
 
@@ -426,6 +445,7 @@ public final class Scheduler {
         job.runStartMs = -1;
         job.allocation = null;
         running.remove(job.id());
+        caps.stopped(job);
     }
 
     private void requeue(JobState job, long nowMs) {
