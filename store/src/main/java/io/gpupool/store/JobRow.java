@@ -30,6 +30,12 @@ public record JobRow(long seq, String id, String tenant, String idemKey, String 
         return new JobRow(seq, id, tenant, idemKey, spec, state, submittedMs, startedMs, endedMs, preemptions, exitCode, message, attempt + 1);
     }
 
+    /** The array this job is a task of (its id up to '_': task j12_3 of array j12), or null for a job of its own. */
+    public String arrayId() {
+        int i = id.indexOf('_');
+        return i > 0 ? id.substring(0, i) : null;
+    }
+
     public boolean active() {
         return state.equals("PENDING") || state.equals("RUNNING");
     }

@@ -200,6 +200,30 @@ public final class Store implements AutoCloseable {
         }
     }
 
+    /** The tasks of an array per state; empty when there is no such array. */
+    public Map<String, Long> arrayStates(String arrayId) {
+        try (Connection c = db.connection()) {
+            Map<String, Long> m = new LinkedHashMap<>();
+            for (Object[] r : query(c, "SELECT state, COUNT(*) FROM jobs WHERE array_id = ? GROUP BY state ORDER BY state",
+                    rs -> new Object[] {rs.getString(1), rs.getLong(2)}, arrayId)) {
+                m.put((String) r[0], (Long) r[1]);
+            }
+            return m;
+        } catch (SQLException e) {
+            throw new StoreException("cannot count the tasks of array " + arrayId, e);
+        }
+    }
+
+    /** A page of an array's tasks in index order (arrival order), after the cursor (a seq). */
+    public List<JobRow> arrayTasks(String arrayId, long afterSeq, int limit) {
+        try (Connection c = db.connection()) {
+            return query(c, "SELECT " + JOB_COLUMNS + " FROM jobs WHERE array_id = ? AND seq > ? ORDER BY seq LIMIT ?", Store::job,
+                    arrayId, afterSeq, limit);
+        } catch (SQLException e) {
+            throw new StoreException("cannot list the tasks of array " + arrayId, e);
+        }
+    }
+
     /** Jobs per state (for tests and the crash check). */
     public Map<String, Long> countByState() {
         try (Connection c = db.connection()) {
