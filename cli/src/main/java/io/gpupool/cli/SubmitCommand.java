@@ -42,6 +42,9 @@ public final class SubmitCommand extends ClientCommand {
     @Option(names = "--restart-policy", paramLabel = "POLICY",
             description = "When a run is lost (its node lost, its process gone): requeue (a new attempt) or fail (default: requeue).")
     String restartPolicy;
+    @Option(names = "--array", paramLabel = "SPEC", description = "Submit a job array, one task per index (Slurm's syntax): 0-199, 1,3,5, 0-15:4; "
+            + "%%N after it runs at most N at once (0-199%%16). Each task gets GPUPOOL_ARRAY_JOB_ID and GPUPOOL_ARRAY_TASK_ID.")
+    String array;
     @Option(names = "--idempotency-key", paramLabel = "KEY", description = "Retrying with the same key returns the same job instead of a second one (default: a new random key, so the client's own "
                     + "retries, e.g. to another replica, never submit twice).")
     String idempotencyKey;
@@ -68,8 +71,11 @@ public final class SubmitCommand extends ClientCommand {
         if (!env.isEmpty()) body.put("env", env);
         if (workDir != null) body.put("workDir", workDir);
         if (restartPolicy != null) body.put("restartPolicy", restartPolicy);
+        if (array != null) body.put("array", array);
         JsonNode job = api().post("/api/v1/jobs", body, idempotencyKey != null ? idempotencyKey : "cli-" + java.util.UUID.randomUUID());
         if (output.equals("json")) Json.print(out(), job);
+        else if (array != null) out().println("submitted array " + job.path("id").asText() + " (" + job.path("tasks").asLong() + " tasks"
+                + (job.path("cap").asInt() > 0 ? ", at most " + job.path("cap").asInt() + " at once" : "") + ") for tenant " + job.path("tenant").asText());
         else out().println("submitted " + job.path("id").asText() + " (" + job.path("state").asText() + ") for tenant "
                 + job.path("tenant").asText());
         return 0;

@@ -6,7 +6,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.server.auth.Principal;
 import io.gpupool.server.auth.Role;
+import io.gpupool.server.core.ArraySpec;
+import io.gpupool.server.core.ArrayTask;
 import io.gpupool.server.core.JobRequest;
+import io.gpupool.server.core.StoredSpec;
 import io.gpupool.server.core.PoolService;
 import io.gpupool.server.core.ServiceException;
 import io.gpupool.server.core.UnixAccount;
@@ -48,13 +51,23 @@ final class JobRoutes {
         r.get("/api/v1/jobs/{id}", this::get);
         r.delete("/api/v1/jobs/{id}", this::cancel);
         r.get("/api/v1/jobs/{id}/events", this::events);
+        r.get("/api/v1/jobs/{id}/tasks", this::tasks);
         r.get("/api/v1/jobs/{id}/logs", this::logs);
     }
 
     private void submit(Context ctx) {
         Principal p = Requests.require(ctx, "submit jobs", Role.ADMIN, Role.MEMBER);
         String key = idempotencyKey(ctx);
-        JobRequest req = JobRequest.parse(Requests.json(ctx), catalog);
+        JsonNode body = Requests.json(ctx);
+        ArraySpec array = null;
+        if (body instanceof ObjectNode o && o.has("array")) {
+            JsonNode a = o.get("array");
+            if (!a.isTextual()) throw ServiceException.malformed("array", "must be a string such as \"0-199%16\"");
+            array = ArraySpec.parse(a.textValue());
+            body = o.deepCopy();
+            ((ObjectNode) body).remove("array");
+        }
+        JobRequest req = JobRequest.parse(body, catalog);
         String tenant;
         String account;
         if (p.role() == Role.MEMBER) {
@@ -70,6 +83,10 @@ final class JobRoutes {
         }
         if (account != null) UnixAccount.checkNotRoot("runAs", account, allowRootJobs);
         JobRequest full = req.withOwner(tenant, account);
+        if (array != null) {
+            submitArray(ctx, full, array, key);
+            return;
+        }
         Views.Submitted s = await(pool.submit(full, key));
         if (s.created()) {
             Json.send(ctx, 201, JobJson.ofAccepted(s.row(), full));
@@ -80,6 +97,43 @@ final class JobRoutes {
             throw ServiceException.conflict("Idempotency-Key", "was already used for a different job (" + existing.id() + ")");
         }
         Json.send(ctx, 200, JobJson.of(existing, await(pool.live(existing.id()))));
+    }
+
+    private void submitArray(Context ctx, JobRequest full, ArraySpec array, String key) {
+        Views.Submitted s = await(pool.submitArray(full, array, key));
+        JobRow first = s.created() ? s.row() : store.job(s.jobId()).orElseThrow(() -> new IllegalStateException("idempotent job " + s.jobId() + " is not stored"));
+        String arrayId = first.arrayId();
+        if (!s.created()) {
+            ArrayTask head = arrayId == null ? null : new ArrayTask(arrayId, array.indices()[0], array.cap());
+            if (head == null || !first.spec().equals(new StoredSpec(head.request(full), head).toJson())
+                    || store.arrayStates(arrayId).values().stream().mapToLong(Long::longValue).sum() != array.size()) {
+                throw ServiceException.conflict("Idempotency-Key", "was already used for a different job (" + (arrayId != null ? arrayId : first.id()) + ")");
+            }
+        }
+        Json.send(ctx, s.created() ? 201 : 200, ArrayJson.of(arrayId, first, store.arrayStates(arrayId)));
+    }
+
+    /** The array named by the path, if the caller may see it; null when the path names no array. */
+    private ObjectNode visibleArray(String id, Principal p) {
+        if (!id.matches("j[0-9]{1,18}")) return null;
+        List<JobRow> first = store.arrayTasks(id, 0, 1);
+        if (first.isEmpty() || !p.sees(first.getFirst().tenant())) return null;
+        return ArrayJson.of(id, first.getFirst(), store.arrayStates(id));
+    }
+
+    /** A page of an array's tasks, in index order. */
+    private void tasks(Context ctx) {
+        Principal p = Requests.require(ctx, "read jobs", Role.ADMIN, Role.MEMBER);
+        String id = ctx.pathParam("id");
+        ObjectNode array = visibleArray(id, p);
+        if (array == null) throw ServiceException.notFound("job array '" + Requests.clip(id) + "'");
+        int limit = (int) Requests.queryLong(ctx, "limit", 100, 1, 1000);
+        long cursor = Requests.queryLong(ctx, "cursor", 0, 0, Long.MAX_VALUE);
+        List<JobRow> rows = store.arrayTasks(id, cursor, limit);
+        ArrayNode tasks = array.putArray("taskPage");
+        for (JobRow r : rows) tasks.add(JobJson.of(r, null));
+        array.put("nextCursor", rows.size() == limit ? String.valueOf(rows.getLast().seq()) : null);
+        Json.send(ctx, 200, array);
     }
 
     /** A member's jobs run as its token's account, whatever the request says; only an admin chooses another. */
@@ -111,6 +165,11 @@ final class JobRoutes {
 
     private void get(Context ctx) {
         Principal p = Requests.require(ctx, "read jobs", Role.ADMIN, Role.MEMBER);
+        ObjectNode array = visibleArray(ctx.pathParam("id"), p);
+        if (array != null) {
+            Json.send(ctx, 200, array);
+            return;
+        }
         JobRow row = visible(ctx, p);
         Views.Live live = row.active() ? await(pool.live(row.id())) : null;
         Json.send(ctx, 200, JobJson.of(row, live).set("attempts", JobJson.attempts(store.attempts(row.id()))));
@@ -150,6 +209,13 @@ final class JobRoutes {
     private void cancel(Context ctx) {
         Principal p = Requests.require(ctx, "cancel jobs", Role.ADMIN, Role.MEMBER);
         String id = ctx.pathParam("id");
+        ObjectNode array = visibleArray(id, p);
+        if (array != null) {
+            int n = await(pool.cancelArray(id, p));
+            if (n < 0) throw ServiceException.conflict("state", "job array " + id + " already ended (" + array.path("state").asText() + ")");
+            Json.send(ctx, 200, visibleArray(id, p).put("cancelled", n));
+            return;
+        }
         JobRow done = id.length() <= 32 ? await(pool.cancel(id, p)) : null;
         if (done == null) {
             JobRow row = visible(ctx, p);

@@ -14,6 +14,8 @@ import java.util.concurrent.CompletableFuture;
 final class ActiveJob {
     JobRow row;
     final JobRequest request;
+    /** The array task this job is, or null for a job of its own. */
+    final ArrayTask array;
     /** Completes when the job's insertion is durable (an idempotent retry waits for it). */
     final CompletableFuture<Void> inserted;
     /** The nodes the current attempt holds GPUs on (empty while pending); after a requeue, those of the last one. */
@@ -24,8 +26,13 @@ final class ActiveJob {
     final Set<String> endedOn = new HashSet<>();
 
     ActiveJob(JobRow row, JobRequest request, CompletableFuture<Void> inserted) {
+        this(row, request, null, inserted);
+    }
+
+    ActiveJob(JobRow row, JobRequest request, ArrayTask array, CompletableFuture<Void> inserted) {
         this.row = row;
         this.request = request;
+        this.array = array;
         this.inserted = inserted;
     }
 

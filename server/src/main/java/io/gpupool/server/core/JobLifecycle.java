@@ -39,8 +39,41 @@ final class JobLifecycle {
 
     /** Queues a job for its tenant; completes once it is durable. Idempotent per (tenant, key). */
     CompletableFuture<Views.Submitted> submit(JobRequest request, String idempotencyKey) {
+        CompletableFuture<Views.Submitted> retry = retried(request.tenant(), idempotencyKey);
+        if (retry != null) return retry;
+        long now = pool.clock.now();
+        long seq = nextSeq++;
+        ActiveJob a = queue(seq, "j" + seq, request, null, idempotencyKey, now);
+        pool.roundDue = true;
+        return a.inserted.thenApply(v -> new Views.Submitted(a.id(), a.row, true));
+    }
+
+    /**
+     * Queues every task of a job array (one job each, all written in this iteration's one transaction); completes once
+     * they are durable, with the first task. The array's id is "j" and the first task's sequence number; the
+     * idempotency key goes with the first task. The tasks differ only in their environment, so the engine accepts all
+     * or none.
+     */
+    CompletableFuture<Views.Submitted> submitArray(JobRequest request, ArraySpec array, String idempotencyKey) {
+        CompletableFuture<Views.Submitted> retry = retried(request.tenant(), idempotencyKey);
+        if (retry != null) return retry;
+        long now = pool.clock.now();
+        String arrayId = "j" + nextSeq;
+        ActiveJob first = null;
+        for (int index : array.indices()) {
+            ArrayTask task = new ArrayTask(arrayId, index, array.cap());
+            long seq = nextSeq++;
+            ActiveJob a = queue(seq, task.jobId(), task.request(request), task, first == null ? idempotencyKey : null, now);
+            if (first == null) first = a;
+        }
+        pool.roundDue = true;
+        ActiveJob head = first;
+        return pool.writes.commitOfThisIteration().thenApply(v -> new Views.Submitted(head.id(), head.row, true));
+    }
+
+    /** The job an idempotent retry names (once it is durable), or null when the key is new; checks the tenant. */
+    private CompletableFuture<Views.Submitted> retried(String tenant, String idempotencyKey) {
         pool.writes.requireStore();
-        String tenant = request.tenant();
         if (idempotencyKey != null) {
             String existing = idempotency.get(tenant + "\n" + idempotencyKey);
             if (existing != null) {
@@ -52,25 +85,49 @@ final class JobLifecycle {
         if (!pool.tenants.containsKey(tenant)) {
             throw ServiceException.invalid("tenant", "unknown tenant '" + tenant + "'; an admin creates it with POST /api/v1/tenants");
         }
-        long now = pool.clock.now();
-        long seq = nextSeq++;
-        String id = "j" + seq;
-        JobSpec spec = request.toJobSpec(id, now);
-        SubmitResult r = pool.engine.submit(spec, now);
+        return null;
+    }
+
+    /** Hands one job to the engine and queues its row and event; refused (nothing kept) when it could never run. */
+    private ActiveJob queue(long seq, String id, JobRequest request, ArrayTask task, String idempotencyKey, long now) {
+        String tenant = request.tenant();
+        SubmitResult r = pool.engine.submit(request.toJobSpec(id, now), now);
         if (!r.accepted()) {
             pool.engine.forget(id);
             pool.listener.rejected(tenant);
             throw NeverRuns.error(r.status(), request);
         }
-        JobRow row = new JobRow(seq, id, tenant, idempotencyKey, request.toJson(), "PENDING", now, null, null, 0, null, null);
-        ActiveJob a = new ActiveJob(row, request, pool.writes.commitOfThisIteration());
-        pool.active.put(id, a);
+        JobRow row = new JobRow(seq, id, tenant, idempotencyKey, new StoredSpec(request, task).toJson(), "PENDING", now, null, null, 0, null, null);
+        ActiveJob a = new ActiveJob(row, request, task, pool.writes.commitOfThisIteration());
+        pool.activate(a);
+        capArrayTask(a);
         if (idempotencyKey != null) idempotency.put(tenant + "\n" + idempotencyKey, id);
         pool.writes.add(new Write.InsertJob(row));
-        event(a, "SUBMITTED", null, now);
+        event(a, "SUBMITTED", task == null ? null : "task " + task.index() + " of array " + task.arrayId(), now);
         pool.listener.submitted(tenant);
-        pool.roundDue = true;
-        return a.inserted.thenApply(v -> new Views.Submitted(id, row, true));
+        return a;
+    }
+
+    /** An array task with a cap counts against it in the engine. */
+    void capArrayTask(ActiveJob a) {
+        if (a.array != null && a.array.cap() > 0) pool.engine.capConcurrency(a.id(), a.array.arrayId(), a.array.cap());
+    }
+
+    /**
+     * Cancels every active task of an array the caller may see; completes with how many it cancelled, or with -1
+     * when the array has no active task (or the caller may not see it).
+     */
+    CompletableFuture<Integer> cancelArray(String arrayId, Principal by) {
+        pool.writes.requireStore();
+        java.util.Set<String> tasks = pool.arrays.get(arrayId);
+        if (tasks == null || !by.sees(pool.active.get(tasks.iterator().next()).tenant())) return CompletableFuture.completedFuture(-1);
+        int n = 0;
+        for (String id : List.copyOf(tasks)) {
+            cancel(id, by);
+            n++;
+        }
+        int cancelled = n;
+        return pool.writes.commitOfThisIteration().thenApply(v -> cancelled);
     }
 
     /**
@@ -132,7 +189,7 @@ final class JobLifecycle {
             releaseAttempt(a, state.toLowerCase(Locale.ROOT) + (message == null ? "" : ": " + message));
         }
         event(a, state, message, now);
-        pool.active.remove(a.id());
+        pool.deactivate(a);
         pool.stopping.forget(a.id());
         pool.engine.forget(a.id());
         pool.listener.finished(a.tenant(), state);
@@ -152,7 +209,7 @@ final class JobLifecycle {
         pool.writes.add(new Write.SetAllocation(row.id(), List.of()));
         releaseAttempt(a, "failed after a restart");
         event(a, "FAILED", a.row.message(), now);
-        pool.active.remove(row.id());
+        pool.deactivate(a);
     }
 
     /**

@@ -114,9 +114,10 @@ final class PoolRecovery {
     private void restoreJobs(PoolState pool, JobLifecycle jobs) {
         Scheduler engine = pool.engine;
         for (JobRow row : recovered.activeJobs()) {
-            JobRequest req = JobRequest.fromJson(row.spec(), catalog);
+            StoredSpec stored = StoredSpec.read(row.spec(), catalog);
+            JobRequest req = stored.request();
             JobSpec spec = req.toJobSpec(row.id(), row.submittedMs());
-            ActiveJob a = new ActiveJob(row, req, CompletableFuture.completedFuture(null));
+            ActiveJob a = new ActiveJob(row, req, stored.array(), CompletableFuture.completedFuture(null));
             String notRestored = null;
             if (row.state().equals("RUNNING")) {
                 List<GrantRow> grants = recovered.allocations().getOrDefault(row.id(), List.of());
@@ -130,7 +131,8 @@ final class PoolRecovery {
                     Allocation recorded = Grants.allocation(row.id(), grants, engine.cluster());
                     SubmitResult back = engine.restoreRunning(spec, recorded, row.startedMs(), now);
                     if (back.accepted()) {
-                        pool.active.put(row.id(), a);
+                        pool.activate(a);
+                        jobs.capArrayTask(a);
                         continue;
                     }
                     notRestored = back.reason();
@@ -139,12 +141,13 @@ final class PoolRecovery {
                 }
             }
             SubmitResult s = engine.submit(spec, now);
-            pool.active.put(row.id(), a);
+            pool.activate(a);
             if (!s.accepted()) {
                 engine.forget(row.id());
                 jobs.failedAfterRestart(a, s.reason(), now);
                 continue;
             }
+            jobs.capArrayTask(a);
             if (notRestored != null) {
                 LOG.warn("job {} cannot resume on its recorded GPUs ({}); it goes back to the queue", row.id(), notRestored);
                 jobs.requeued(a, "REQUEUED", "its GPUs could not be restored after a restart: " + notRestored, now);

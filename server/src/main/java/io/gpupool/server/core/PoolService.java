@@ -63,6 +63,16 @@ public final class PoolService implements AutoCloseable {
         return loop.call(() -> jobs.submit(request, idempotencyKey));
     }
 
+    /** Queues every task of a job array; completes once they are durable, with the first task. */
+    public CompletableFuture<Views.Submitted> submitArray(JobRequest request, ArraySpec array, String idempotencyKey) {
+        return loop.call(() -> jobs.submitArray(request, array, idempotencyKey));
+    }
+
+    /** Cancels every active task of an array; completes with how many, or -1 when it has none the caller may see. */
+    public CompletableFuture<Integer> cancelArray(String arrayId, Principal by) {
+        return loop.call(() -> jobs.cancelArray(arrayId, by));
+    }
+
     /**
      * Cancels a pending or running job the caller may see. Completes with the final row, or with null when
      * the job is not active (the caller then tells "not found" from "already ended" by reading the store).
