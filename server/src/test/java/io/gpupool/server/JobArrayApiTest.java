@@ -39,8 +39,7 @@ class JobArrayApiTest {
             JsonNode waiting = s.get("/api/v1/jobs/" + id + "_23", team).body();
             assertThat(waiting.path("state").asText()).isEqualTo("PENDING");
             assertThat(waiting.path("waitStatus").path("plugin").asText()).isEqualTo("array-cap");
-            assertThat(waiting.path("env").path("GPUPOOL_ARRAY_TASK_ID").asText()).isEqualTo("23");
-            assertThat(waiting.path("env").path("GPUPOOL_ARRAY_JOB_ID").asText()).isEqualTo(id);
+            assertThat(waiting.path("array").path("id").asText()).isEqualTo(id);
             assertThat(waiting.path("array").path("index").asInt()).isEqualTo(23);
 
             // a plain job behind the capped array runs on the free GPUs (strict FCFS is not blocked by the cap)

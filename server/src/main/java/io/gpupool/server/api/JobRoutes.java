@@ -105,7 +105,7 @@ final class JobRoutes {
         String arrayId = first.arrayId();
         if (!s.created()) {
             ArrayTask head = arrayId == null ? null : new ArrayTask(arrayId, array.indices()[0], array.cap());
-            if (head == null || !first.spec().equals(new StoredSpec(head.request(full), head).toJson())
+            if (head == null || !first.spec().equals(new StoredSpec(full, head).toJson())
                     || store.arrayStates(arrayId).values().stream().mapToLong(Long::longValue).sum() != array.size()) {
                 throw ServiceException.conflict("Idempotency-Key", "was already used for a different job (" + (arrayId != null ? arrayId : first.id()) + ")");
             }

@@ -9,8 +9,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * One task of a job array: a job of its own whose id is the array's id, '_' and its index ({@code j12_3}), with
- * {@code GPUPOOL_ARRAY_JOB_ID} and {@code GPUPOOL_ARRAY_TASK_ID} in its environment.
+ * One task of a job array: a job of its own whose id is the array's id, '_' and its index ({@code j12_3}); its
+ * process gets {@code GPUPOOL_ARRAY_JOB_ID} and {@code GPUPOOL_ARRAY_TASK_ID} ({@link #launchEnv}). Its stored request
+ * is the array's.
  *
  * @param arrayId the array's id ({@code j12}: "j" and the sequence number of its first task)
  * @param index   this task's index
@@ -30,12 +31,19 @@ public record ArrayTask(String arrayId, int index, int cap) {
         return m.matches() ? m.group(1) : null;
     }
 
-    /** The task's request: the array's, with the task's variables in its environment. */
-    public JobRequest request(JobRequest arrayRequest) {
-        Map<String, String> env = new LinkedHashMap<>(arrayRequest.env());
-        env.put(ENV_ARRAY_JOB_ID, arrayId);
-        env.put(ENV_ARRAY_TASK_ID, Integer.toString(index));
-        return arrayRequest.withEnv(env);
+    /**
+     * The environment a job's process gets from the server: its own, where a task's array variables are set by the
+     * server (and a job of its own cannot set them: the agent passes these two names on as the server sends them).
+     */
+    static Map<String, String> launchEnv(ArrayTask task, Map<String, String> env) {
+        Map<String, String> out = new LinkedHashMap<>(env);
+        out.remove(ENV_ARRAY_JOB_ID);
+        out.remove(ENV_ARRAY_TASK_ID);
+        if (task != null) {
+            out.put(ENV_ARRAY_JOB_ID, task.arrayId);
+            out.put(ENV_ARRAY_TASK_ID, Integer.toString(task.index));
+        }
+        return out;
     }
 
     void write(ObjectNode spec) {

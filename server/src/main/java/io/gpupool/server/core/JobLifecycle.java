@@ -63,7 +63,7 @@ final class JobLifecycle {
         for (int index : array.indices()) {
             ArrayTask task = new ArrayTask(arrayId, index, array.cap());
             long seq = nextSeq++;
-            ActiveJob a = queue(seq, task.jobId(), task.request(request), task, first == null ? idempotencyKey : null, now);
+            ActiveJob a = queue(seq, task.jobId(), request, task, first == null ? idempotencyKey : null, now);
             if (first == null) first = a;
         }
         pool.roundDue = true;
