@@ -25,6 +25,11 @@ public record JobRow(long seq, String id, String tenant, String idemKey, String 
         return new JobRow(seq, id, tenant, idemKey, spec, newState, submittedMs, started, ended, preempts, exit, msg, attempt);
     }
 
+    /** The same job with another spec (a hold, an edit, a dependency met). */
+    public JobRow withSpec(String newSpec) {
+        return new JobRow(seq, id, tenant, idemKey, newSpec, state, submittedMs, startedMs, endedMs, preemptions, exitCode, message, attempt);
+    }
+
     /** The same job on its next attempt. */
     public JobRow nextAttempt() {
         return new JobRow(seq, id, tenant, idemKey, spec, state, submittedMs, startedMs, endedMs, preemptions, exitCode, message, attempt + 1);

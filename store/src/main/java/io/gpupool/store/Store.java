@@ -78,10 +78,14 @@ public final class Store implements AutoCloseable {
                     rs -> new Object[] {rs.getString(1), rs.getString(2), rs.getInt(3)})) {
                 unfinished.computeIfAbsent((String) r[0], k -> new LinkedHashMap<>()).put((String) r[1], (Integer) r[2]);
             }
+            // active arrays with a task that ended other than succeeded (what their afterok / afternotok waiters need)
+            java.util.Set<String> arraysWithFailures = new java.util.HashSet<>(query(c, "SELECT DISTINCT array_id FROM jobs WHERE array_id IN "
+                    + "(SELECT array_id FROM jobs WHERE state IN ('PENDING','RUNNING') AND array_id IS NOT NULL) "
+                    + "AND state NOT IN ('PENDING','RUNNING','SUCCEEDED')", rs -> rs.getString(1)));
             long nextSeq = single(c, "SELECT COALESCE(MAX(seq), 0) FROM jobs") + 1;
             long nextEvent = single(c, "SELECT COALESCE(MAX(id), 0) FROM job_events") + 1;
             return new RecoveredState(tenants, tokens, nodes, progress, settings, active, allocations, attemptStates, unfinished, idem,
-                    nextSeq, nextEvent);
+                    nextSeq, nextEvent, arraysWithFailures);
         } catch (SQLException e) {
             throw new StoreException("cannot read the store back", e);
         }

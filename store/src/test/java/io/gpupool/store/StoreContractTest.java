@@ -115,6 +115,9 @@ abstract class StoreContractTest {
         assertThat(store.arrayTasks("j2", 4, 10)).extracting(JobRow::id).containsExactly("j2_9", "j2_12");
         assertThat(store.job("j2_3")).get().extracting(JobRow::spec).isEqualTo("{\"held\":true}");
         assertThat(store.job("j1")).get().extracting(JobRow::arrayId).isNull();
+        assertThat(store.recover().arraysWithFailures()).isEmpty();
+        commit(new Write.UpdateJob(store.job("j2_3").orElseThrow().withState("FAILED", 6L, 8L, 0, 1, null)));
+        assertThat(store.recover().arraysWithFailures()).containsExactly("j2");
     }
 
     @Test

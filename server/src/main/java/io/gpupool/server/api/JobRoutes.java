@@ -7,7 +7,7 @@ import io.gpupool.model.GpuCatalog;
 import io.gpupool.server.auth.Principal;
 import io.gpupool.server.auth.Role;
 import io.gpupool.server.core.ArraySpec;
-import io.gpupool.server.core.ArrayTask;
+import io.gpupool.server.core.Dependency;
 import io.gpupool.server.core.JobRequest;
 import io.gpupool.server.core.StoredSpec;
 import io.gpupool.server.core.PoolService;
@@ -26,6 +26,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import static io.gpupool.server.api.Requests.await;
@@ -60,12 +61,24 @@ final class JobRoutes {
         String key = idempotencyKey(ctx);
         JsonNode body = Requests.json(ctx);
         ArraySpec array = null;
-        if (body instanceof ObjectNode o && o.has("array")) {
-            JsonNode a = o.get("array");
-            if (!a.isTextual()) throw ServiceException.malformed("array", "must be a string such as \"0-199%16\"");
-            array = ArraySpec.parse(a.textValue());
-            body = o.deepCopy();
-            ((ObjectNode) body).remove("array");
+        Dependency dependency = null;
+        if (body instanceof ObjectNode o && (o.has("array") || o.has(Dependency.FIELD) || o.has("killOnInvalidDep"))) {
+            ObjectNode rest = o.deepCopy();
+            JsonNode a = rest.remove("array");
+            if (a != null) {
+                if (!a.isTextual()) throw ServiceException.malformed("array", "must be a string such as \"0-199%16\"");
+                array = ArraySpec.parse(a.textValue());
+            }
+            JsonNode kill = rest.remove("killOnInvalidDep");
+            if (kill != null && !kill.isBoolean()) throw ServiceException.malformed("killOnInvalidDep", "must be true or false");
+            JsonNode d = rest.remove(Dependency.FIELD);
+            if (d != null) {
+                if (!d.isTextual()) throw ServiceException.malformed(Dependency.FIELD, "must be a string such as \"afterok:j7\"");
+                dependency = Dependency.parse(d.textValue(), kill == null || kill.booleanValue());
+            } else if (kill != null) {
+                throw ServiceException.invalid("killOnInvalidDep", "applies only with a dependency");
+            }
+            body = rest;
         }
         JobRequest req = JobRequest.parse(body, catalog);
         String tenant;
@@ -83,29 +96,30 @@ final class JobRoutes {
         }
         if (account != null) UnixAccount.checkNotRoot("runAs", account, allowRootJobs);
         JobRequest full = req.withOwner(tenant, account);
+        Map<String, Dependency.Target> known = dependency == null ? Map.of() : DependencyTargets.resolve(dependency, p, store);
         if (array != null) {
-            submitArray(ctx, full, array, key);
+            submitArray(ctx, full, array, dependency, known, key);
             return;
         }
-        Views.Submitted s = await(pool.submit(full, key));
+        Views.Submitted s = await(pool.submit(full, dependency, known, key));
         if (s.created()) {
-            Json.send(ctx, 201, JobJson.ofAccepted(s.row(), full));
+            Json.send(ctx, 201, JobJson.of(s.row(), null));
             return;
         }
         JobRow existing = store.job(s.jobId()).orElseThrow(() -> new IllegalStateException("idempotent job " + s.jobId() + " is not stored"));
-        if (!existing.spec().equals(full.toJson())) {
+        if (existing.arrayId() != null || !StoredSpec.read(existing.spec(), catalog).request().toJson().equals(full.toJson())) {
             throw ServiceException.conflict("Idempotency-Key", "was already used for a different job (" + existing.id() + ")");
         }
         Json.send(ctx, 200, JobJson.of(existing, await(pool.live(existing.id()))));
     }
 
-    private void submitArray(Context ctx, JobRequest full, ArraySpec array, String key) {
-        Views.Submitted s = await(pool.submitArray(full, array, key));
+    private void submitArray(Context ctx, JobRequest full, ArraySpec array, Dependency dependency, Map<String, Dependency.Target> known, String key) {
+        Views.Submitted s = await(pool.submitArray(full, array, dependency, known, key));
         JobRow first = s.created() ? s.row() : store.job(s.jobId()).orElseThrow(() -> new IllegalStateException("idempotent job " + s.jobId() + " is not stored"));
         String arrayId = first.arrayId();
         if (!s.created()) {
-            ArrayTask head = arrayId == null ? null : new ArrayTask(arrayId, array.indices()[0], array.cap());
-            if (head == null || !first.spec().equals(new StoredSpec(full, head).toJson())
+            StoredSpec stored = StoredSpec.read(first.spec(), catalog);
+            if (arrayId == null || !stored.request().toJson().equals(full.toJson()) || stored.array().cap() != array.cap()
                     || store.arrayStates(arrayId).values().stream().mapToLong(Long::longValue).sum() != array.size()) {
                 throw ServiceException.conflict("Idempotency-Key", "was already used for a different job (" + (arrayId != null ? arrayId : first.id()) + ")");
             }

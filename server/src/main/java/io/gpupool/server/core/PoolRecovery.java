@@ -104,6 +104,7 @@ final class PoolRecovery {
         restoreJobs(pool, jobs);
         for (AgentNodes.Node a : pool.agents.all()) pool.agents.touch(a.name);
         awaitUnfinishedAttempts(pool);
+        jobs.restoreWorkflows(now);
     }
 
     /**
@@ -118,6 +119,8 @@ final class PoolRecovery {
             JobRequest req = stored.request();
             JobSpec spec = req.toJobSpec(row.id(), row.submittedMs());
             ActiveJob a = new ActiveJob(row, req, stored.array(), CompletableFuture.completedFuture(null));
+            a.dependency = stored.dependency();
+            a.heldBy = stored.heldBy();
             String notRestored = null;
             if (row.state().equals("RUNNING")) {
                 List<GrantRow> grants = recovered.allocations().getOrDefault(row.id(), List.of());
@@ -131,7 +134,7 @@ final class PoolRecovery {
                     Allocation recorded = Grants.allocation(row.id(), grants, engine.cluster());
                     SubmitResult back = engine.restoreRunning(spec, recorded, row.startedMs(), now);
                     if (back.accepted()) {
-                        pool.activate(a);
+                        jobs.track(a);
                         jobs.capArrayTask(a);
                         continue;
                     }
@@ -141,7 +144,7 @@ final class PoolRecovery {
                 }
             }
             SubmitResult s = engine.submit(spec, now);
-            pool.activate(a);
+            jobs.track(a);
             if (!s.accepted()) {
                 engine.forget(row.id());
                 jobs.failedAfterRestart(a, s.reason(), now);

@@ -49,7 +49,8 @@ public final class PoolService implements AutoCloseable {
         PoolRecovery recovery = new PoolRecovery(recovered, catalog, clock);
         this.pool = recovery.pool(staticNodes, defaults, writes, listener);
         String epoch = recovery.epoch(writes);
-        this.jobs = new JobLifecycle(pool, new HashMap<>(recovered.idempotency()), recovered.nextSeq(), recovered.nextEventId());
+        this.jobs = new JobLifecycle(pool, new HashMap<>(recovered.idempotency()), recovered.nextSeq(), recovered.nextEventId(),
+                recovered.arraysWithFailures());
         this.agents = new AgentProtocol(pool, jobs, new NodeLiveness(pool, jobs, agentSettings), agentSettings, telemetry, epoch);
         this.admin = new PoolAdmin(pool, jobs);
         recovery.restore(pool, jobs);
@@ -60,12 +61,22 @@ public final class PoolService implements AutoCloseable {
 
     /** Queues a job for its tenant; completes once it is durable. Idempotent per (tenant, key). */
     public CompletableFuture<Views.Submitted> submit(JobRequest request, String idempotencyKey) {
-        return loop.call(() -> jobs.submit(request, idempotencyKey));
+        return submit(request, null, Map.of(), idempotencyKey);
+    }
+
+    /**
+     * Queues a job that waits for others ({@code dependency}, null = none); {@code known} is how the store saw each job
+     * or array it names, read just before.
+     */
+    public CompletableFuture<Views.Submitted> submit(JobRequest request, Dependency dependency, Map<String, Dependency.Target> known,
+                                                    String idempotencyKey) {
+        return loop.call(() -> jobs.submit(request, dependency, known, idempotencyKey));
     }
 
     /** Queues every task of a job array; completes once they are durable, with the first task. */
-    public CompletableFuture<Views.Submitted> submitArray(JobRequest request, ArraySpec array, String idempotencyKey) {
-        return loop.call(() -> jobs.submitArray(request, array, idempotencyKey));
+    public CompletableFuture<Views.Submitted> submitArray(JobRequest request, ArraySpec array, Dependency dependency,
+                                                         Map<String, Dependency.Target> known, String idempotencyKey) {
+        return loop.call(() -> jobs.submitArray(request, array, dependency, known, idempotencyKey));
     }
 
     /** Cancels every active task of an array; completes with how many, or -1 when it has none the caller may see. */
