@@ -59,6 +59,10 @@ final class ConcurrencyCaps {
                 "array " + job.capGroup + " already runs " + g.running + " of its at most " + g.cap + " tasks at once");
     }
 
+    int cap(String group) {
+        return groups.get(group).cap;
+    }
+
     /** Running jobs of the group (tests, views). */
     int running(String group) {
         Group g = groups.get(group);

@@ -48,6 +48,18 @@ public final class JobState {
         this.round = round;
     }
 
+    /** The same pending job with another spec: its place in arrival order, its wait and its hold stay. */
+    JobState replacedBy(JobSpec newSpec) {
+        JobState j = new JobState(newSpec, seq, queuedSinceMs, round);
+        j.attainedBeforeMs = attainedBeforeMs;
+        j.firstStartMs = firstStartMs;
+        j.waitedMs = waitedMs;
+        j.waitedBeforeQueueMs = waitedBeforeQueueMs;
+        j.preemptions = preemptions;
+        j.holdReason = holdReason;
+        return j;
+    }
+
     /** Records why the job waits (or, once rejected, why it never runs), as seen by the current round. */
     void waitBecause(Status why) {
         waitStatus = why;

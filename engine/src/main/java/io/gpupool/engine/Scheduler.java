@@ -47,6 +47,10 @@ import java.util.Set;
  * and the views. A round ({@link #schedule}) is the {@link Round}'s: it asks the policy for the order of pending
  * jobs and walks it; each job goes through the placement pipeline; one that does not fit may preempt (preemptive
  * policies), then blocks (strict), gets a reservation that later jobs must not delay (backfill), or is passed over.
+ *
+ * <p>Over 500 lines for a reason: it is the one front door to every change of a job's lifecycle, each a few lines
+ * that delegate to the parts with a concern of their own ({@link Round}, {@link ConcurrencyCaps}, {@link Feasibility},
+ * {@link NodeQueries}).
  */
 public final class Scheduler {
     private final ClusterState cluster;
@@ -267,6 +271,37 @@ public final class Scheduler {
         job.runStartMs = startedMs;
         job.firstStartMs = startedMs;
         ledger.charge(spec.tenant(), job.gpuUnits(), chargedMemory(job.allocation));
+        profile.observe(spec);
+        return SubmitResult.accepted(spec.id());
+    }
+
+    /**
+     * Replaces a pending job's spec (same id: its priority, allowed models, ...): it keeps its place in arrival order,
+     * its wait so far, its hold and its group. Rejected, changing nothing, when the new spec could never run here.
+     */
+    public SubmitResult replacePending(JobSpec spec, long nowMs) {
+        JobState old = require(spec.id());
+        if (old.status != JobStatus.PENDING) throw new IllegalStateException("job " + spec.id() + " is " + old.status + ", not PENDING");
+        Status why = Feasibility.check(cluster, spec, config.tenants());
+        if (why != null) return SubmitResult.rejected(spec.id(), why);
+        round.unsettle();
+        advanceTo(nowMs);
+        JobState job = old.replacedBy(spec);
+        job.internShapeKey(shapeKeys);
+        old.status = JobStatus.CANCELLED;   // a round that still holds the old state passes it over
+        jobs.put(spec.id(), job);
+        pending.put(spec.id(), job);        // same key: its place in arrival order stays
+        if (standing != null) {
+            standing.remove(old);
+            standing.add(job);
+        }
+        if (old.capGroup != null) {
+            String group = old.capGroup;
+            int cap = caps.cap(group);
+            caps.leave(old);
+            caps.join(job, group, cap);
+        }
+        round.arrived(job);
         profile.observe(spec);
         return SubmitResult.accepted(spec.id());
     }
