@@ -115,9 +115,12 @@ final class JobLifecycle {
         pool.writes.add(new Write.InsertJob(a.row));
         event(a, "SUBMITTED", task == null ? null : "task " + task.index() + " of array " + task.arrayId(), now);
         pool.listener.submitted(tenant);
-        if (standing != null) applyDependencyChanges(List.of(standing), now);
+        if (standing != null && (standing.never() != null || !a.dependency.equals(dependency))) applyDependencyChanges(List.of(standing), now);
+        else if (standing != null) syncHold(a);
         return a;
     }
+
+    DependencyBook dependencies() { return deps; }
 
     /** The job is active: the pool and the dependency book know it. */
     void track(ActiveJob a) {
@@ -140,7 +143,7 @@ final class JobLifecycle {
      * off, keeps it held with the reason); the rest is written to its spec, and a job waiting for nothing more may
      * start.
      */
-    private void applyDependencyChanges(List<DependencyBook.Change> changes, long now) {
+    void applyDependencyChanges(List<DependencyBook.Change> changes, long now) {
         for (DependencyBook.Change c : changes) {
             ActiveJob w = c.job();
             if (pool.active.get(w.id()) != w) continue;   // ended meanwhile (a cascade)

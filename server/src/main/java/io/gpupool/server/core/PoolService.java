@@ -34,6 +34,7 @@ public final class PoolService implements AutoCloseable {
     private final JobLifecycle jobs;
     private final AgentProtocol agents;
     private final PoolAdmin admin;
+    private final JobEdits edits;
     private final EngineLoop loop;
 
     /**
@@ -53,6 +54,7 @@ public final class PoolService implements AutoCloseable {
                 recovered.arraysWithFailures());
         this.agents = new AgentProtocol(pool, jobs, new NodeLiveness(pool, jobs, agentSettings), agentSettings, telemetry, epoch);
         this.admin = new PoolAdmin(pool, jobs);
+        this.edits = new JobEdits(pool, jobs);
         recovery.restore(pool, jobs);
         this.loop = new EngineLoop(pool, jobs, agents, telemetry);
     }
@@ -71,6 +73,26 @@ public final class PoolService implements AutoCloseable {
     public CompletableFuture<Views.Submitted> submit(JobRequest request, Dependency dependency, Map<String, Dependency.Target> known,
                                                     String idempotencyKey) {
         return loop.call(() -> jobs.submit(request, dependency, known, idempotencyKey));
+    }
+
+    /** Holds a queued job the caller may see; completes with its row, or null when it is not active (or not visible). */
+    public CompletableFuture<JobRow> hold(String jobId, Principal by) {
+        return loop.call(() -> edits.hold(jobId, by));
+    }
+
+    /** Releases a job held with {@link #hold}; null as there. */
+    public CompletableFuture<JobRow> release(String jobId, Principal by) {
+        return loop.call(() -> edits.release(jobId, by));
+    }
+
+    /** Sends a running job back to the queue (it runs again as a new attempt); null as there. */
+    public CompletableFuture<JobRow> requeue(String jobId, Principal by) {
+        return loop.call(() -> edits.requeue(jobId, by));
+    }
+
+    /** Edits a queued job (priority, GPU models, dependency); null as there. */
+    public CompletableFuture<JobRow> update(String jobId, JobEdits.Update update, Principal by) {
+        return loop.call(() -> edits.update(jobId, update, by));
     }
 
     /** Queues every task of a job array; completes once they are durable, with the first task. */
