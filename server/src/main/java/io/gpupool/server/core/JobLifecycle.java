@@ -49,7 +49,8 @@ final class JobLifecycle {
         long seq = nextSeq++;
         ActiveJob a = queue(seq, "j" + seq, request, null, dependency, known, idempotencyKey, now);
         pool.roundDue = true;
-        return a.inserted.thenApply(v -> new Views.Submitted(a.id(), a.row, true));
+        JobRow row = a.row;   // as submitted: a round may start it before the commit completes
+        return a.inserted.thenApply(v -> new Views.Submitted(row.id(), row, true));
     }
 
     /**
@@ -73,8 +74,8 @@ final class JobLifecycle {
             if (first == null) first = a;
         }
         pool.roundDue = true;
-        ActiveJob head = first;
-        return pool.writes.commitOfThisIteration().thenApply(v -> new Views.Submitted(head.id(), head.row, true));
+        JobRow head = first.row;   // as submitted
+        return pool.writes.commitOfThisIteration().thenApply(v -> new Views.Submitted(head.id(), head, true));
     }
 
     /** The job an idempotent retry names (once it is durable), or null when the key is new; checks the tenant. */
