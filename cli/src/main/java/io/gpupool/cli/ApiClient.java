@@ -66,6 +66,7 @@ final class ApiClient {
 
     JsonNode get(String path) { return send("GET", path, null, null); }
     JsonNode delete(String path) { return send("DELETE", path, null, null); }
+    JsonNode patch(String path, Object body) { return send("PATCH", path, body, null); }
     JsonNode post(String path, Object body, String idempotencyKey) { return send("POST", path, body, idempotencyKey); }
 
     private JsonNode send(String method, String path, Object body, String idempotencyKey) {

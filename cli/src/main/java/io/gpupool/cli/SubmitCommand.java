@@ -44,6 +44,14 @@ public final class SubmitCommand extends ClientCommand {
     @Option(names = "--restart-policy", paramLabel = "POLICY",
             description = "When a run is lost (its node lost, its process gone): requeue (a new attempt) or fail (default: requeue).")
     String restartPolicy;
+    @Option(names = "--array", paramLabel = "SPEC", description = "Submit a job array, one task per index (Slurm's syntax): 0-199, 1,3,5, 0-15:4; "
+            + "%%N after it runs at most N at once (0-199%%16). Each task gets GPUPOOL_ARRAY_JOB_ID and GPUPOOL_ARRAY_TASK_ID.")
+    String array;
+    @Option(names = "--dependency", paramLabel = "DEPS", description = "Start only after other jobs (Slurm's syntax): afterok:ID[:ID...], afterany:..., "
+            + "afternotok:..., after:... (started), singleton; comma-separated. An ID is a job, an array (all its tasks) or a task (j12_3).")
+    String dependency;
+    @Option(names = "--kill-on-invalid-dep", paramLabel = "yes|no", description = "A dependency that can never be met fails the job (yes, default) or keeps it queued, held (no).")
+    String killOnInvalidDep;
     @Option(names = "--idempotency-key", paramLabel = "KEY", description = "Retrying with the same key returns the same job instead of a second one (default: a new random key, so the client's own "
                     + "retries, e.g. to another replica, never submit twice).")
     String idempotencyKey;
@@ -51,6 +59,14 @@ public final class SubmitCommand extends ClientCommand {
     String output;
     @Parameters(paramLabel = "COMMAND", arity = "1..*", description = "The program and its arguments (after --).")
     List<String> command;
+
+    static boolean yesNo(String v) {
+        return switch (v.toLowerCase(java.util.Locale.ROOT)) {
+            case "yes", "true" -> true;
+            case "no", "false" -> false;
+            default -> throw new SpecException("--kill-on-invalid-dep", "kill-on-invalid-dep", "must be yes or no, got '" + v + "'");
+        };
+    }
 
     @Override
     public Integer call() {
@@ -71,8 +87,13 @@ public final class SubmitCommand extends ClientCommand {
         if (!env.isEmpty()) body.put("env", env);
         if (workDir != null) body.put("workDir", workDir);
         if (restartPolicy != null) body.put("restartPolicy", restartPolicy);
+        if (array != null) body.put("array", array);
+        if (dependency != null) body.put("dependency", dependency);
+        if (killOnInvalidDep != null) body.put("killOnInvalidDep", yesNo(killOnInvalidDep));
         JsonNode job = api().post("/api/v1/jobs", body, idempotencyKey != null ? idempotencyKey : "cli-" + java.util.UUID.randomUUID());
         if (output.equals("json")) Json.print(out(), job);
+        else if (array != null) out().println("submitted array " + job.path("id").asText() + " (" + job.path("tasks").asLong() + " tasks"
+                + (job.path("cap").asInt() > 0 ? ", at most " + job.path("cap").asInt() + " at once" : "") + ") for tenant " + job.path("tenant").asText());
         else out().println("submitted " + job.path("id").asText() + " (" + job.path("state").asText() + ") for tenant "
                 + job.path("tenant").asText());
         return 0;

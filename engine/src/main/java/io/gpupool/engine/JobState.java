@@ -31,6 +31,7 @@ public final class JobState {
     private long trueRuntimeMs;
     private RuntimePredictor predictedBy;   // the predictor whose view of this job `prediction` is
     private RuntimePredictor.Prediction prediction;
+    String capGroup;   // the group whose cap this job counts against (Scheduler.capConcurrency), or null
     String holdReason; // non-null while the job is held (Scheduler.hold): it stays queued but is not placed
     private final RoundNote round;
 
@@ -45,6 +46,18 @@ public final class JobState {
         this.seq = seq;
         this.queuedSinceMs = nowMs;
         this.round = round;
+    }
+
+    /** The same pending job with another spec: its place in arrival order, its wait and its hold stay. */
+    JobState replacedBy(JobSpec newSpec) {
+        JobState j = new JobState(newSpec, seq, queuedSinceMs, round);
+        j.attainedBeforeMs = attainedBeforeMs;
+        j.firstStartMs = firstStartMs;
+        j.waitedMs = waitedMs;
+        j.waitedBeforeQueueMs = waitedBeforeQueueMs;
+        j.preemptions = preemptions;
+        j.holdReason = holdReason;
+        return j;
     }
 
     /** Records why the job waits (or, once rejected, why it never runs), as seen by the current round. */

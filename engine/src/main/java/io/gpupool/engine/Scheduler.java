@@ -47,6 +47,10 @@ import java.util.Set;
  * and the views. A round ({@link #schedule}) is the {@link Round}'s: it asks the policy for the order of pending
  * jobs and walks it; each job goes through the placement pipeline; one that does not fit may preempt (preemptive
  * policies), then blocks (strict), gets a reservation that later jobs must not delay (backfill), or is passed over.
+ *
+ * <p>Over 500 lines for a reason: it is the one front door to every change of a job's lifecycle, each a few lines
+ * that delegate to the parts with a concern of their own ({@link Round}, {@link ConcurrencyCaps}, {@link Feasibility},
+ * {@link NodeQueries}).
  */
 public final class Scheduler {
     private final ClusterState cluster;
@@ -55,7 +59,8 @@ public final class Scheduler {
     private final Map<String, JobState> jobs = new HashMap<>();
     private final Map<String, JobState> pending = new LinkedHashMap<>();
     private final Map<String, JobState> running = new LinkedHashMap<>();
-    private final Map<String, String> shapeKeys = new HashMap<>();   // one string per job shape (JobState.internShapeKey)
+    private final Map<String, String> shapeKeys = new HashMap<>();
+    private final ConcurrencyCaps caps = new ConcurrencyCaps();   // one string per job shape (JobState.internShapeKey)
     private SchedulerConfig config;
     private QueuePolicy policy;
     private PlacementPipeline pipeline;
@@ -270,10 +275,56 @@ public final class Scheduler {
         return SubmitResult.accepted(spec.id());
     }
 
+    /**
+     * Replaces a pending job's spec (same id: its priority, allowed models, ...): it keeps its place in arrival order,
+     * its wait so far, its hold and its group. Rejected, changing nothing, when the new spec could never run here.
+     */
+    public SubmitResult replacePending(JobSpec spec, long nowMs) {
+        JobState old = require(spec.id());
+        if (old.status != JobStatus.PENDING) throw new IllegalStateException("job " + spec.id() + " is " + old.status + ", not PENDING");
+        Status why = Feasibility.check(cluster, spec, config.tenants());
+        if (why != null) return SubmitResult.rejected(spec.id(), why);
+        round.unsettle();
+        advanceTo(nowMs);
+        JobState job = old.replacedBy(spec);
+        job.internShapeKey(shapeKeys);
+        old.status = JobStatus.CANCELLED;   // a round that still holds the old state passes it over
+        jobs.put(spec.id(), job);
+        pending.put(spec.id(), job);        // same key: its place in arrival order stays
+        if (standing != null) {
+            standing.remove(old);
+            standing.add(job);
+        }
+        if (old.capGroup != null) {
+            String group = old.capGroup;
+            int cap = caps.cap(group);
+            caps.leave(old);
+            caps.join(job, group, cap);
+        }
+        round.arrived(job);
+        profile.observe(spec);
+        return SubmitResult.accepted(spec.id());
+    }
+
+    /**
+     * Puts the job (pending or running) in a group of which at most {@code cap} run at once (a job array's
+     * {@code %N}); every round checks it before placement, in every policy. The last cap given for a group holds.
+     */
+    public void capConcurrency(String jobId, String group, int cap) {
+        round.unsettle();
+        caps.join(require(jobId), group, cap);
+    }
+
+    /** How many jobs of the group run now. */
+    public int runningInGroup(String group) {
+        return caps.running(group);
+    }
+
     /** Drops an ended job from the job table, so a long-running driver does not keep every job forever. */
     public boolean forget(String jobId) {
         JobState job = jobs.get(jobId);
         if (job == null || !job.status.terminal()) return false;
+        if (job.capGroup != null) caps.leave(job);
         jobs.remove(jobId);
         return true;
     }
@@ -396,6 +447,8 @@ public final class Scheduler {
     }
 
     private Status quotaReason(JobState job) {
+        Status capped = caps.refusal(job);
+        if (capped != null) return capped;
         TenantConfig t = config.tenants().get(job.spec().tenant());
         if (t == null || !t.hasLimit()) return null;
         double held = ledger.account(t.name()).gpus();
@@ -415,6 +468,7 @@ public final class Scheduler {
         job.runStartMs = nowMs;
         if (job.firstStartMs < 0) job.firstStartMs = nowMs;
         job.waitedMs += nowMs - job.queuedSinceMs;
+        caps.started(job);
         ledger.charge(job.spec().tenant(), job.gpuUnits(), chargedMemory(a));
     }
 
@@ -426,6 +480,7 @@ public final class Scheduler {
         job.runStartMs = -1;
         job.allocation = null;
         running.remove(job.id());
+        caps.stopped(job);
     }
 
     private void requeue(JobState job, long nowMs) {

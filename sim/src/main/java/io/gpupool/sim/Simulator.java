@@ -112,6 +112,7 @@ public final class Simulator {
         if (predictor != null) scheduler.setPredictor(predictor.get());
         scheduler.setBatchPlacer(batchPlacer);
         SimulationRecorder rec = new SimulationRecorder(scheduler.cluster(), config.tenants(), fairnessWindowMs);
+        WorkflowGate workflows = new WorkflowGate();
         PriorityQueue<Completion> completions = new PriorityQueue<>(
                 Comparator.comparingLong(Completion::atMs).thenComparingLong(Completion::seq));
         long total = trace.stats().jobs();
@@ -138,6 +139,7 @@ public final class Simulator {
                     JobOutcome o = new JobOutcome(s.id(), s.tenant(), s.submitTimeMs(), j.firstStartMs(), j.endMs(),
                             a.job.durationMs(), j.gpuUnits(), j.waitedMs(j.endMs()), j.preemptions());
                     rec.completed(s, o, a.nodes);
+                    workflows.completed(a.job, scheduler);
                     onJobDone.accept(o);
                     active.remove(c.jobId());
                     scheduler.forget(c.jobId());
@@ -145,10 +147,16 @@ public final class Simulator {
                 }
                 while (next != null && next.spec().submitTimeMs() <= now) {
                     JobSpec s = next.spec();
+                    String never = workflows.refusal(next, active.keySet());
                     active.put(s.id(), new Active(next));   // before submit: the oracle may be asked at once
-                    SubmitResult r = scheduler.submit(s, now);
-                    if (r.accepted()) {
+                    SubmitResult r = never == null ? scheduler.submit(s, now) : null;
+                    if (r != null && r.accepted()) {
                         rec.submitted(s);
+                        workflows.queued(next, scheduler);
+                    } else if (r == null) {
+                        active.remove(s.id());
+                        rec.rejected(s, never);
+                        finished++;
                     } else {
                         active.remove(s.id());
                         rec.rejected(s, r.reason());

@@ -61,7 +61,7 @@ final class BatchSql {
     private static void insertJobs(Connection c, List<JobRow> jobs) throws SQLException {
         if (jobs.isEmpty()) return;
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO jobs (seq, id, tenant, idem_key, spec, state, submitted_ms, "
-                + "started_ms, ended_ms, preemptions, exit_code, message, attempt) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING")) {
+                + "started_ms, ended_ms, preemptions, exit_code, message, attempt, array_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING")) {
             for (JobRow j : jobs) {
                 ps.setLong(1, j.seq());
                 ps.setString(2, j.id());
@@ -76,6 +76,7 @@ final class BatchSql {
                 setInt(ps, 11, j.exitCode());
                 ps.setString(12, j.message());
                 ps.setInt(13, j.attempt());
+                ps.setString(14, j.arrayId());
                 ps.addBatch();
             }
             ps.executeBatch();
@@ -256,6 +257,7 @@ final class BatchSql {
             case Write.PutToken(TokenRow t) -> update(c, "INSERT INTO tokens (id, hash, role, tenant, label, created_ms, node, unix_user) "
                     + "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
                     t.id(), t.hash(), t.role(), t.tenant(), t.label(), t.createdMs(), t.node(), t.unixUser());
+            case Write.UpdateSpec(String id, String spec) -> update(c, "UPDATE jobs SET spec = ? WHERE id = ?", spec, id);
             case Write.DeleteToken(String id) -> update(c, "DELETE FROM tokens WHERE id = ?", id);
             case Write.PutNode(NodeRow n) -> update(c, "INSERT INTO nodes (name, spec, source, cordoned, registered_ms) VALUES (?,?,?,?,?) "
                     + "ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, source = excluded.source, cordoned = excluded.cordoned",

@@ -25,9 +25,20 @@ public record JobRow(long seq, String id, String tenant, String idemKey, String 
         return new JobRow(seq, id, tenant, idemKey, spec, newState, submittedMs, started, ended, preempts, exit, msg, attempt);
     }
 
+    /** The same job with another spec (a hold, an edit, a dependency met). */
+    public JobRow withSpec(String newSpec) {
+        return new JobRow(seq, id, tenant, idemKey, newSpec, state, submittedMs, startedMs, endedMs, preemptions, exitCode, message, attempt);
+    }
+
     /** The same job on its next attempt. */
     public JobRow nextAttempt() {
         return new JobRow(seq, id, tenant, idemKey, spec, state, submittedMs, startedMs, endedMs, preemptions, exitCode, message, attempt + 1);
+    }
+
+    /** The array this job is a task of (its id up to '_': task j12_3 of array j12), or null for a job of its own. */
+    public String arrayId() {
+        int i = id.indexOf('_');
+        return i > 0 ? id.substring(0, i) : null;
     }
 
     public boolean active() {

@@ -78,10 +78,14 @@ public final class Store implements AutoCloseable {
                     rs -> new Object[] {rs.getString(1), rs.getString(2), rs.getInt(3)})) {
                 unfinished.computeIfAbsent((String) r[0], k -> new LinkedHashMap<>()).put((String) r[1], (Integer) r[2]);
             }
+            // active arrays with a task that ended other than succeeded (what their afterok / afternotok waiters need)
+            java.util.Set<String> arraysWithFailures = new java.util.HashSet<>(query(c, "SELECT DISTINCT array_id FROM jobs WHERE array_id IN "
+                    + "(SELECT array_id FROM jobs WHERE state IN ('PENDING','RUNNING') AND array_id IS NOT NULL) "
+                    + "AND state NOT IN ('PENDING','RUNNING','SUCCEEDED')", rs -> rs.getString(1)));
             long nextSeq = single(c, "SELECT COALESCE(MAX(seq), 0) FROM jobs") + 1;
             long nextEvent = single(c, "SELECT COALESCE(MAX(id), 0) FROM job_events") + 1;
             return new RecoveredState(tenants, tokens, nodes, progress, settings, active, allocations, attemptStates, unfinished, idem,
-                    nextSeq, nextEvent, UsageStore.open(c));
+                    nextSeq, nextEvent, UsageStore.open(c), arraysWithFailures);
         } catch (SQLException e) {
             throw new StoreException("cannot read the store back", e);
         }
@@ -197,6 +201,30 @@ public final class Store implements AutoCloseable {
                     rs -> new PredictorRow(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getLong(4)), kind).stream().findFirst();
         } catch (SQLException e) {
             throw new StoreException("cannot read the saved run-time predictor " + kind, e);
+        }
+    }
+
+    /** The tasks of an array per state; empty when there is no such array. */
+    public Map<String, Long> arrayStates(String arrayId) {
+        try (Connection c = db.connection()) {
+            Map<String, Long> m = new LinkedHashMap<>();
+            for (Object[] r : query(c, "SELECT state, COUNT(*) FROM jobs WHERE array_id = ? GROUP BY state ORDER BY state",
+                    rs -> new Object[] {rs.getString(1), rs.getLong(2)}, arrayId)) {
+                m.put((String) r[0], (Long) r[1]);
+            }
+            return m;
+        } catch (SQLException e) {
+            throw new StoreException("cannot count the tasks of array " + arrayId, e);
+        }
+    }
+
+    /** A page of an array's tasks in index order (arrival order), after the cursor (a seq). */
+    public List<JobRow> arrayTasks(String arrayId, long afterSeq, int limit) {
+        try (Connection c = db.connection()) {
+            return query(c, "SELECT " + JOB_COLUMNS + " FROM jobs WHERE array_id = ? AND seq > ? ORDER BY seq LIMIT ?", Store::job,
+                    arrayId, afterSeq, limit);
+        } catch (SQLException e) {
+            throw new StoreException("cannot list the tasks of array " + arrayId, e);
         }
     }
 

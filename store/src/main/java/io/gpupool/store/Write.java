@@ -20,6 +20,9 @@ public sealed interface Write {
         }
     }
 
+    /** The job's new spec (a hold, an edit of a pending job); the row must exist. */
+    record UpdateSpec(String jobId, String spec) implements Write {}
+
     record InsertEvent(EventRow event) implements Write {}
 
     /** A new attempt of a job on one node (written with the start that made it). */

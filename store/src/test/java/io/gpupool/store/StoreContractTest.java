@@ -12,6 +12,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -94,6 +95,29 @@ abstract class StoreContractTest {
         assertThat(store.jobs(new JobQuery(null, Set.of("SUCCEEDED"), null, null, 0, 100))).extracting(JobRow::id).containsExactly("j4");
         assertThat(store.jobs(new JobQuery(null, Set.of(), 1010L, 1013L, 0, 100))).extracting(JobRow::seq).containsExactly(10L, 11L, 12L);
         assertThat(store.countByState()).containsEntry("PENDING", 24L).containsEntry("SUCCEEDED", 1L);
+    }
+
+    @Test
+    void an_arrays_tasks_are_counted_per_state_and_listed_in_order_and_a_spec_is_replaced() {
+        List<Write> w = new ArrayList<>();
+        w.add(new Write.InsertJob(job(1, "t", null)));   // a job of its own, not in the array
+        for (int i = 0; i < 5; i++) {
+            w.add(new Write.InsertJob(new JobRow(2 + i, "j2_" + i * 3, "t", null, "{}", "PENDING", 5, null, null, 0, null, null)));
+        }
+        w.add(new Write.UpdateSpec("j2_3", "{\"held\":true}"));
+        commit(w.toArray(Write[]::new));
+        JobRow t0 = store.job("j2_0").orElseThrow();
+        commit(new Write.UpdateJob(t0.withState("SUCCEEDED", 6L, 7L, 0, 0, null)));
+
+        assertThat(store.arrayStates("j2")).containsExactly(Map.entry("PENDING", 4L), Map.entry("SUCCEEDED", 1L));
+        assertThat(store.arrayStates("j1")).isEmpty();
+        assertThat(store.arrayTasks("j2", 0, 3)).extracting(JobRow::id).containsExactly("j2_0", "j2_3", "j2_6");
+        assertThat(store.arrayTasks("j2", 4, 10)).extracting(JobRow::id).containsExactly("j2_9", "j2_12");
+        assertThat(store.job("j2_3")).get().extracting(JobRow::spec).isEqualTo("{\"held\":true}");
+        assertThat(store.job("j1")).get().extracting(JobRow::arrayId).isNull();
+        assertThat(store.recover().arraysWithFailures()).isEmpty();
+        commit(new Write.UpdateJob(store.job("j2_3").orElseThrow().withState("FAILED", 6L, 8L, 0, 1, null)));
+        assertThat(store.recover().arraysWithFailures()).containsExactly("j2");
     }
 
     @Test

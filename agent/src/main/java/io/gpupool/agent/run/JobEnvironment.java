@@ -27,6 +27,8 @@ import java.util.Map;
  *       / the GPU's memory, for {@code torch.cuda.set_per_process_memory_fraction(float(os.environ[...]))};
  *       PyTorch then refuses to reserve more, where HAMi is not installed to enforce it.</li>
  *   <li>{@code GPUPOOL_JOB_ID}, {@code GPUPOOL_ATTEMPT}.</li>
+ *   <li>{@code GPUPOOL_ARRAY_JOB_ID}, {@code GPUPOOL_ARRAY_TASK_ID} as the server sends them (set for a job array's
+ *       task, removed from any other job by the server); every other {@code GPUPOOL_} name of a job's own is dropped.</li>
  * </ul>
  */
 public final class JobEnvironment {
@@ -34,6 +36,9 @@ public final class JobEnvironment {
     /** Variables of the agent's own environment that a job inherits unless it sets them itself. */
     public static final List<String> DEFAULT_PASS_THROUGH = List.of(
             "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TZ", "TMPDIR", "LD_LIBRARY_PATH");
+
+    /** GPUPOOL_ variables the server sets in a launch's environment, passed on as they come. */
+    static final java.util.Set<String> SERVER_SET = java.util.Set.of("GPUPOOL_ARRAY_JOB_ID", "GPUPOOL_ARRAY_TASK_ID");
 
     private JobEnvironment() {
     }
@@ -87,7 +92,7 @@ public final class JobEnvironment {
     static boolean reserved(String name) {
         return name.equals("CUDA_VISIBLE_DEVICES") || name.equals("NVIDIA_VISIBLE_DEVICES")
                 || name.startsWith("CUDA_DEVICE_MEMORY_LIMIT") || name.equals("CUDA_DEVICE_SM_LIMIT")
-                || name.startsWith("GPUPOOL_");
+                || name.startsWith("GPUPOOL_") && !SERVER_SET.contains(name);
     }
 
     /** Rounded down to 4 decimals, so the fraction never allows more than the grant. */

@@ -30,6 +30,15 @@ class JobEnvironmentTest {
     }
 
     @Test
+    void theArrayVariablesTheServerSetsArePassedOnAndOtherGpupoolNamesAreDropped() {
+        JobLaunch l = new JobLaunch("j3_7", 1, List.of("true"), Map.of("GPUPOOL_ARRAY_JOB_ID", "j3", "GPUPOOL_ARRAY_TASK_ID", "7",
+                "GPUPOOL_JOB_ID", "forged", "GPUPOOL_OTHER", "x"), null, List.of(GrantedGpu.whole("GPU-a")));
+        Map<String, String> env = JobEnvironment.of(l, gpus, agentEnv, JobEnvironment.DEFAULT_PASS_THROUGH);
+        assertThat(env).containsEntry("GPUPOOL_ARRAY_JOB_ID", "j3").containsEntry("GPUPOOL_ARRAY_TASK_ID", "7")
+                .containsEntry("GPUPOOL_JOB_ID", "j3_7").doesNotContainKey("GPUPOOL_OTHER");
+    }
+
+    @Test
     void aComputeOnlyShareGetsTheMatchingPartOfMemory() {
         JobLaunch l = new JobLaunch("j", 0, List.of("true"), Map.of("CUDA_DEVICE_SM_LIMIT", "100"), null, List.of(new GrantedGpu("GPU-a", 333, 0)));
         Map<String, String> env = JobEnvironment.of(l, gpus, agentEnv, JobEnvironment.DEFAULT_PASS_THROUGH);

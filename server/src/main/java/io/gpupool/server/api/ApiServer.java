@@ -124,6 +124,7 @@ public final class ApiServer implements AutoCloseable {
             r.get("/openapi.json", ctx -> ctx.contentType("application/json").result(openApi));
             r.get(VERSION_PATH, ctx -> Json.send(ctx, 200, versionBody()));
             new JobRoutes(pool, store, catalog, allowRootJobs).register(r);
+            new JobEditRoutes(pool, store, catalog).register(r);
             new NodeRoutes(pool).register(r);
             new UsageRoutes(new io.gpupool.store.UsageStore(store.database()), clock).register(r);
             new AgentRoutes(pool, store, tokens, catalog, clock, agentSettings).register(r);

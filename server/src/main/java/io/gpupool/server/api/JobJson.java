@@ -24,11 +24,6 @@ final class JobJson {
         }
     }
 
-    /** The same, from the request as accepted (no need to parse the stored spec again). */
-    static ObjectNode ofAccepted(JobRow row, JobRequest request) {
-        return of(row, request.toNode(), null);
-    }
-
     /** Where each attempt ran, with its grants there and what its agent reported. */
     static ArrayNode attempts(List<AttemptRow> rows) {
         ArrayNode out = Json.MAPPER.createArrayNode();

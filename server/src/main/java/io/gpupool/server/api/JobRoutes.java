@@ -6,7 +6,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gpupool.model.GpuCatalog;
 import io.gpupool.server.auth.Principal;
 import io.gpupool.server.auth.Role;
+import io.gpupool.server.core.ArraySpec;
+import io.gpupool.server.core.Dependency;
 import io.gpupool.server.core.JobRequest;
+import io.gpupool.server.core.StoredSpec;
 import io.gpupool.server.core.PoolService;
 import io.gpupool.server.core.ServiceException;
 import io.gpupool.server.core.UnixAccount;
@@ -23,6 +26,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import static io.gpupool.server.api.Requests.await;
@@ -48,13 +52,35 @@ final class JobRoutes {
         r.get("/api/v1/jobs/{id}", this::get);
         r.delete("/api/v1/jobs/{id}", this::cancel);
         r.get("/api/v1/jobs/{id}/events", this::events);
+        r.get("/api/v1/jobs/{id}/tasks", this::tasks);
         r.get("/api/v1/jobs/{id}/logs", this::logs);
     }
 
     private void submit(Context ctx) {
         Principal p = Requests.require(ctx, "submit jobs", Role.ADMIN, Role.MEMBER);
         String key = idempotencyKey(ctx);
-        JobRequest req = JobRequest.parse(Requests.json(ctx), catalog);
+        JsonNode body = Requests.json(ctx);
+        ArraySpec array = null;
+        Dependency dependency = null;
+        if (body instanceof ObjectNode o && (o.has("array") || o.has(Dependency.FIELD) || o.has("killOnInvalidDep"))) {
+            ObjectNode rest = o.deepCopy();
+            JsonNode a = rest.remove("array");
+            if (a != null) {
+                if (!a.isTextual()) throw ServiceException.malformed("array", "must be a string such as \"0-199%16\"");
+                array = ArraySpec.parse(a.textValue());
+            }
+            JsonNode kill = rest.remove("killOnInvalidDep");
+            if (kill != null && !kill.isBoolean()) throw ServiceException.malformed("killOnInvalidDep", "must be true or false");
+            JsonNode d = rest.remove(Dependency.FIELD);
+            if (d != null) {
+                if (!d.isTextual()) throw ServiceException.malformed(Dependency.FIELD, "must be a string such as \"afterok:j7\"");
+                dependency = Dependency.parse(d.textValue(), kill == null || kill.booleanValue());
+            } else if (kill != null) {
+                throw ServiceException.invalid("killOnInvalidDep", "applies only with a dependency");
+            }
+            body = rest;
+        }
+        JobRequest req = JobRequest.parse(body, catalog);
         String tenant;
         String account;
         if (p.role() == Role.MEMBER) {
@@ -70,16 +96,58 @@ final class JobRoutes {
         }
         if (account != null) UnixAccount.checkNotRoot("runAs", account, allowRootJobs);
         JobRequest full = req.withOwner(tenant, account);
-        Views.Submitted s = await(pool.submit(full, key));
+        Map<String, Dependency.Target> known = dependency == null ? Map.of() : DependencyTargets.resolve(dependency, p, store);
+        if (array != null) {
+            submitArray(ctx, full, array, dependency, known, key);
+            return;
+        }
+        Views.Submitted s = await(pool.submit(full, dependency, known, key));
         if (s.created()) {
-            Json.send(ctx, 201, JobJson.ofAccepted(s.row(), full));
+            Json.send(ctx, 201, JobJson.of(s.row(), null));
             return;
         }
         JobRow existing = store.job(s.jobId()).orElseThrow(() -> new IllegalStateException("idempotent job " + s.jobId() + " is not stored"));
-        if (!existing.spec().equals(full.toJson())) {
+        if (existing.arrayId() != null || !StoredSpec.read(existing.spec(), catalog).request().toJson().equals(full.toJson())) {
             throw ServiceException.conflict("Idempotency-Key", "was already used for a different job (" + existing.id() + ")");
         }
         Json.send(ctx, 200, JobJson.of(existing, await(pool.live(existing.id()))));
+    }
+
+    private void submitArray(Context ctx, JobRequest full, ArraySpec array, Dependency dependency, Map<String, Dependency.Target> known, String key) {
+        Views.Submitted s = await(pool.submitArray(full, array, dependency, known, key));
+        JobRow first = s.created() ? s.row() : store.job(s.jobId()).orElseThrow(() -> new IllegalStateException("idempotent job " + s.jobId() + " is not stored"));
+        String arrayId = first.arrayId();
+        if (!s.created()) {
+            StoredSpec stored = StoredSpec.read(first.spec(), catalog);
+            if (arrayId == null || !stored.request().toJson().equals(full.toJson()) || stored.array().cap() != array.cap()
+                    || store.arrayStates(arrayId).values().stream().mapToLong(Long::longValue).sum() != array.size()) {
+                throw ServiceException.conflict("Idempotency-Key", "was already used for a different job (" + (arrayId != null ? arrayId : first.id()) + ")");
+            }
+        }
+        Json.send(ctx, s.created() ? 201 : 200, ArrayJson.of(arrayId, first, store.arrayStates(arrayId)));
+    }
+
+    /** The array named by the path, if the caller may see it; null when the path names no array. */
+    private ObjectNode visibleArray(String id, Principal p) {
+        if (!id.matches("j[0-9]{1,18}")) return null;
+        List<JobRow> first = store.arrayTasks(id, 0, 1);
+        if (first.isEmpty() || !p.sees(first.getFirst().tenant())) return null;
+        return ArrayJson.of(id, first.getFirst(), store.arrayStates(id));
+    }
+
+    /** A page of an array's tasks, in index order. */
+    private void tasks(Context ctx) {
+        Principal p = Requests.require(ctx, "read jobs", Role.ADMIN, Role.MEMBER);
+        String id = ctx.pathParam("id");
+        ObjectNode array = visibleArray(id, p);
+        if (array == null) throw ServiceException.notFound("job array '" + Requests.clip(id) + "'");
+        int limit = (int) Requests.queryLong(ctx, "limit", 100, 1, 1000);
+        long cursor = Requests.queryLong(ctx, "cursor", 0, 0, Long.MAX_VALUE);
+        List<JobRow> rows = store.arrayTasks(id, cursor, limit);
+        ArrayNode tasks = array.putArray("taskPage");
+        for (JobRow r : rows) tasks.add(JobJson.of(r, null));
+        array.put("nextCursor", rows.size() == limit ? String.valueOf(rows.getLast().seq()) : null);
+        Json.send(ctx, 200, array);
     }
 
     /** A member's jobs run as its token's account, whatever the request says; only an admin chooses another. */
@@ -111,6 +179,11 @@ final class JobRoutes {
 
     private void get(Context ctx) {
         Principal p = Requests.require(ctx, "read jobs", Role.ADMIN, Role.MEMBER);
+        ObjectNode array = visibleArray(ctx.pathParam("id"), p);
+        if (array != null) {
+            Json.send(ctx, 200, array);
+            return;
+        }
         JobRow row = visible(ctx, p);
         Views.Live live = row.active() ? await(pool.live(row.id())) : null;
         Json.send(ctx, 200, JobJson.of(row, live).set("attempts", JobJson.attempts(store.attempts(row.id()))));
@@ -150,6 +223,13 @@ final class JobRoutes {
     private void cancel(Context ctx) {
         Principal p = Requests.require(ctx, "cancel jobs", Role.ADMIN, Role.MEMBER);
         String id = ctx.pathParam("id");
+        ObjectNode array = visibleArray(id, p);
+        if (array != null) {
+            int n = await(pool.cancelArray(id, p));
+            if (n < 0) throw ServiceException.conflict("state", "job array " + id + " already ended (" + array.path("state").asText() + ")");
+            Json.send(ctx, 200, visibleArray(id, p).put("cancelled", n));
+            return;
+        }
         JobRow done = id.length() <= 32 ? await(pool.cancel(id, p)) : null;
         if (done == null) {
             JobRow row = visible(ctx, p);

@@ -21,6 +21,7 @@ public final class RouteTable {
     void get(String path, Handler h) { all.add(new Route("get", path)); routes.get(path, h); }
     void post(String path, Handler h) { all.add(new Route("post", path)); routes.post(path, h); }
     void put(String path, Handler h) { all.add(new Route("put", path)); routes.put(path, h); }
+    void patch(String path, Handler h) { all.add(new Route("patch", path)); routes.patch(path, h); }
     void delete(String path, Handler h) { all.add(new Route("delete", path)); routes.delete(path, h); }
 
     public List<Route> all() { return List.copyOf(all); }

@@ -277,7 +277,7 @@ final class AgentProtocol {
             if (mine.isEmpty()) continue;
             ActiveJob a = pool.active.get(j.id());
             // the replica's host CPU and RAM become its cgroup's limits on the node (none asked: no limit)
-            launches.add(new JobLaunch(j.id(), a.row.attempt(), a.request.command(), a.request.env(), a.request.workDir(), mine,
+            launches.add(new JobLaunch(j.id(), a.row.attempt(), a.request.command(), ArrayTask.launchEnv(a.array, a.request.env()), a.request.workDir(), mine,
                     new HostResources(a.request.cpuMilli(), a.request.hostMemMib()), a.request.runAs()));
         }
         launches.sort(Comparator.comparing(JobLaunch::jobId));

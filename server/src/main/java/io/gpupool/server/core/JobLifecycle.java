@@ -27,20 +27,60 @@ final class JobLifecycle {
     private final PoolState pool;
     /** (tenant, idempotency key) to job id. */
     private final Map<String, String> idempotency;
+    private final DependencyBook deps;
     private long nextSeq;
     private long nextEventId;
 
-    JobLifecycle(PoolState pool, Map<String, String> idempotency, long nextSeq, long nextEventId) {
+    JobLifecycle(PoolState pool, Map<String, String> idempotency, long nextSeq, long nextEventId, java.util.Set<String> arraysWithFailures) {
         this.pool = pool;
+        this.deps = new DependencyBook(pool, arraysWithFailures);
         this.idempotency = idempotency;
         this.nextSeq = nextSeq;
         this.nextEventId = nextEventId;
     }
 
     /** Queues a job for its tenant; completes once it is durable. Idempotent per (tenant, key). */
-    CompletableFuture<Views.Submitted> submit(JobRequest request, String idempotencyKey) {
+    CompletableFuture<Views.Submitted> submit(JobRequest request, Dependency dependency, Map<String, Dependency.Target> known,
+                                              String idempotencyKey) {
+        CompletableFuture<Views.Submitted> retry = retried(request.tenant(), idempotencyKey);
+        if (retry != null) return retry;
+        DependencyBook.check(pool, dependency, known);
+        long now = pool.clock.now();
+        long seq = nextSeq++;
+        ActiveJob a = queue(seq, "j" + seq, request, null, dependency, known, idempotencyKey, now);
+        pool.roundDue = true;
+        JobRow row = a.row;   // as submitted: a round may start it before the commit completes
+        return a.inserted.thenApply(v -> new Views.Submitted(row.id(), row, true));
+    }
+
+    /**
+     * Queues every task of a job array (one job each, all written in this iteration's one transaction); completes once
+     * they are durable, with the first task. The array's id is "j" and the first task's sequence number; the
+     * idempotency key goes with the first task. The tasks differ only in their environment, so the engine accepts all
+     * or none.
+     */
+    CompletableFuture<Views.Submitted> submitArray(JobRequest request, ArraySpec array, Dependency dependency,
+                                                   Map<String, Dependency.Target> known, String idempotencyKey) {
+        CompletableFuture<Views.Submitted> retry = retried(request.tenant(), idempotencyKey);
+        if (retry != null) return retry;
+        DependencyBook.check(pool, dependency, known);
+        long now = pool.clock.now();
+        String arrayId = "j" + nextSeq;
+        ActiveJob first = null;
+        for (int index : array.indices()) {
+            ArrayTask task = new ArrayTask(arrayId, index, array.cap());
+            long seq = nextSeq++;
+            ActiveJob a = queue(seq, task.jobId(), request, task, dependency, known, first == null ? idempotencyKey : null, now);
+            if (first == null) first = a;
+        }
+        pool.roundDue = true;
+        JobRow head = first.row;   // as submitted
+        return pool.writes.commitOfThisIteration().thenApply(v -> new Views.Submitted(head.id(), head, true));
+    }
+
+    /** The job an idempotent retry names (once it is durable), or null when the key is new; checks the tenant. */
+    private CompletableFuture<Views.Submitted> retried(String tenant, String idempotencyKey) {
         pool.writes.requireStore();
-        String tenant = request.tenant();
         if (idempotencyKey != null) {
             String existing = idempotency.get(tenant + "\n" + idempotencyKey);
             if (existing != null) {
@@ -52,25 +92,110 @@ final class JobLifecycle {
         if (!pool.tenants.containsKey(tenant)) {
             throw ServiceException.invalid("tenant", "unknown tenant '" + tenant + "'; an admin creates it with POST /api/v1/tenants");
         }
-        long now = pool.clock.now();
-        long seq = nextSeq++;
-        String id = "j" + seq;
-        JobSpec spec = request.toJobSpec(id, now);
-        SubmitResult r = pool.engine.submit(spec, now);
+        return null;
+    }
+
+    /** Hands one job to the engine and queues its row and event; refused (nothing kept) when it could never run. */
+    private ActiveJob queue(long seq, String id, JobRequest request, ArrayTask task, Dependency dependency,
+                            Map<String, Dependency.Target> known, String idempotencyKey, long now) {
+        String tenant = request.tenant();
+        SubmitResult r = pool.engine.submit(request.toJobSpec(id, now), now);
         if (!r.accepted()) {
             pool.engine.forget(id);
             pool.listener.rejected(tenant);
             throw NeverRuns.error(r.status(), request);
         }
-        JobRow row = new JobRow(seq, id, tenant, idempotencyKey, request.toJson(), "PENDING", now, null, null, 0, null, null);
-        ActiveJob a = new ActiveJob(row, request, pool.writes.commitOfThisIteration());
-        pool.active.put(id, a);
+        JobRow row = new JobRow(seq, id, tenant, idempotencyKey, "", "PENDING", now, null, null, 0, null, null);
+        ActiveJob a = new ActiveJob(row, request, task, pool.writes.commitOfThisIteration());
+        track(a);
+        a.dependency = dependency;
+        DependencyBook.Change standing = dependency != null ? deps.waitFor(a, known) : null;
+        a.row = row.withSpec(a.spec().toJson());
+        capArrayTask(a);
         if (idempotencyKey != null) idempotency.put(tenant + "\n" + idempotencyKey, id);
-        pool.writes.add(new Write.InsertJob(row));
-        event(a, "SUBMITTED", null, now);
+        pool.writes.add(new Write.InsertJob(a.row));
+        event(a, "SUBMITTED", task == null ? null : "task " + task.index() + " of array " + task.arrayId(), now);
         pool.listener.submitted(tenant);
-        pool.roundDue = true;
-        return a.inserted.thenApply(v -> new Views.Submitted(id, row, true));
+        if (standing != null && (standing.never() != null || !a.dependency.equals(dependency))) applyDependencyChanges(List.of(standing), now);
+        else if (standing != null) syncHold(a);
+        return a;
+    }
+
+    DependencyBook dependencies() { return deps; }
+
+    /** The job is active: the pool and the dependency book know it. */
+    void track(ActiveJob a) {
+        pool.activate(a);
+        deps.activated(a);
+    }
+
+    /** After a restart, with every active job tracked: what each queued job still waits for, and its hold. */
+    void restoreWorkflows(long now) {
+        List<DependencyBook.Change> changes = new ArrayList<>();
+        for (ActiveJob a : List.copyOf(pool.active.values())) {
+            if (a.dependency != null && a.row.state().equals("PENDING")) changes.add(deps.waitFor(a, Map.of()));
+        }
+        applyDependencyChanges(changes, now);
+        for (ActiveJob a : pool.active.values()) syncHold(a);
+    }
+
+    /**
+     * Waiting jobs whose conditions changed: one that can never be met fails the job (or, with kill-on-invalid-dep
+     * off, keeps it held with the reason); the rest is written to its spec, and a job waiting for nothing more may
+     * start.
+     */
+    void applyDependencyChanges(List<DependencyBook.Change> changes, long now) {
+        for (DependencyBook.Change c : changes) {
+            ActiveJob w = c.job();
+            if (pool.active.get(w.id()) != w) continue;   // ended meanwhile (a cascade)
+            if (c.never() != null && w.dependency.killOnInvalid()) {
+                pool.engine.cancel(w.id(), now);
+                end(w, "FAILED", null, "dependency " + c.never(), now);
+                continue;
+            }
+            if (c.never() != null) w.dependencyNever = c.never();
+            w.row = w.row.withSpec(w.spec().toJson());
+            pool.writes.add(new Write.UpdateSpec(w.id(), w.row.spec()));
+            event(w, "DEPENDENCY", c.never() != null ? c.never() + " (kept queued: kill-on-invalid-dep is off)"
+                    : w.dependency.waits() ? "waits for " + w.dependency : "every dependency met", now);
+            syncHold(w);
+        }
+    }
+
+    /**
+     * Holds a queued job in the engine for the first reason it has (its last attempt still stopping, a user's hold,
+     * a dependency), or lets it be placed when it has none.
+     */
+    void syncHold(ActiveJob a) {
+        if (!a.row.state().equals("PENDING")) return;
+        String reason = pool.stopping.waiting(a.id()) ? pool.stopping.reason(a.id())
+                : a.heldBy != null ? "on hold (" + a.heldBy + ")"
+                : a.dependencyNever != null ? "dependency " + a.dependencyNever
+                : DependencyBook.reason(a);
+        if (reason != null) pool.engine.hold(a.id(), reason);
+        else if (pool.engine.releaseHold(a.id())) pool.roundDue = true;
+    }
+
+    /** An array task with a cap counts against it in the engine. */
+    void capArrayTask(ActiveJob a) {
+        if (a.array != null && a.array.cap() > 0) pool.engine.capConcurrency(a.id(), a.array.arrayId(), a.array.cap());
+    }
+
+    /**
+     * Cancels every active task of an array the caller may see; completes with how many it cancelled, or with -1
+     * when the array has no active task (or the caller may not see it).
+     */
+    CompletableFuture<Integer> cancelArray(String arrayId, Principal by) {
+        pool.writes.requireStore();
+        java.util.Set<String> tasks = pool.arrays.get(arrayId);
+        if (tasks == null || !by.sees(pool.active.get(tasks.iterator().next()).tenant())) return CompletableFuture.completedFuture(-1);
+        int n = 0;
+        for (String id : List.copyOf(tasks)) {
+            cancel(id, by);
+            n++;
+        }
+        int cancelled = n;
+        return pool.writes.commitOfThisIteration().thenApply(v -> cancelled);
     }
 
     /**
@@ -103,6 +228,7 @@ final class JobLifecycle {
             pool.agents.touch(node);
         }
         event(a, "STARTED", "attempt " + a.row.attempt() + ": " + Grants.describe(grants), now);
+        applyDependencyChanges(deps.started(a), now);
     }
 
     /** A round preempted the job: back to the queue, with the policy's reason. */
@@ -126,6 +252,7 @@ final class JobLifecycle {
 
     CompletableFuture<JobRow> end(ActiveJob a, String state, Integer exitCode, String message, long now) {
         boolean held = a.row.state().equals("RUNNING");
+        boolean wasPending = a.row.state().equals("PENDING");
         a.row = a.row.withState(state, a.row.startedMs(), now, a.row.preemptions(), exitCode, message);
         pool.writes.add(new Write.UpdateJob(a.row));
         if (held) {
@@ -135,12 +262,13 @@ final class JobLifecycle {
         }
         pool.usage.ended(a.id(), a.tenant(), a.request.user(), state, a.row.submittedMs(), now);
         event(a, state, message, now);
-        pool.active.remove(a.id());
+        pool.deactivate(a);
         pool.stopping.forget(a.id());
         pool.engine.forget(a.id());
         pool.listener.finished(a.tenant(), state);
         pool.roundDue = true;
         JobRow row = a.row;
+        applyDependencyChanges(deps.ended(a, state, wasPending), now);
         return pool.writes.commitOfThisIteration().thenApply(v -> row);
     }
 
@@ -157,7 +285,8 @@ final class JobLifecycle {
         pool.usage.ended(row.id(), row.tenant(), a.request.user(), "FAILED", row.submittedMs(), now);
         releaseAttempt(a, "failed after a restart");
         event(a, "FAILED", a.row.message(), now);
-        pool.active.remove(row.id());
+        pool.deactivate(a);
+        applyDependencyChanges(deps.ended(a, "FAILED", row.state().equals("PENDING")), now);
     }
 
     /**
@@ -175,8 +304,9 @@ final class JobLifecycle {
             // a static node runs nothing; an agent that reported this attempt's end has no process of it left
             if (n != null && !a.endedOn.contains(node)) pool.stopping.add(a.id(), a.row.attempt(), node, n.version);
         }
-        if (pool.stopping.waiting(a.id())) pool.engine.hold(a.id(), pool.stopping.reason(a.id()));
-        else pool.engine.releaseHold(a.id()); // nothing can still run (the engine holds what a round preempts)
+        deps.requeued(a);
+        // held while an attempt may still run; else released (the engine holds what a round preempts) unless held otherwise
+        syncHold(a);
         event(a, type, why, now);
     }
 
@@ -196,7 +326,7 @@ final class JobLifecycle {
     void releaseHolds(List<String> jobs) {
         for (String id : jobs) {
             ActiveJob a = pool.active.get(id);
-            if (a != null && a.row.state().equals("PENDING") && pool.engine.releaseHold(id)) pool.roundDue = true;
+            if (a != null) syncHold(a);
         }
     }
 

@@ -151,6 +151,18 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
                 requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, account);
     }
 
+    /** This request with another priority and allowed GPU models (an edit of a queued job). */
+    public JobRequest edited(int newPriority, List<String> newGpuTypes) {
+        return new JobRequest(name, tenant, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, newGpuTypes, newPriority, preemptible,
+                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, runAs);
+    }
+
+    /** This request with another environment. */
+    public JobRequest withEnv(Map<String, String> newEnv) {
+        return new JobRequest(name, tenant, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, gpuTypes, priority, preemptible,
+                requireNvlink, estimateSec, command, newEnv, workDir, restartPolicy, cpuMilli, hostMemMib, runAs);
+    }
+
     /** The engine's view of this job. */
     public JobSpec toJobSpec(String id, long submitMs) {
         GangShape shape = gpusPerReplica > 0 ? new GangShape(numGpus / gpusPerReplica, gpusPerReplica)

@@ -104,6 +104,7 @@ final class PoolRecovery {
         restoreJobs(pool, jobs);
         for (AgentNodes.Node a : pool.agents.all()) pool.agents.touch(a.name);
         awaitUnfinishedAttempts(pool);
+        jobs.restoreWorkflows(now);
     }
 
     /**
@@ -114,9 +115,12 @@ final class PoolRecovery {
     private void restoreJobs(PoolState pool, JobLifecycle jobs) {
         Scheduler engine = pool.engine;
         for (JobRow row : recovered.activeJobs()) {
-            JobRequest req = JobRequest.fromJson(row.spec(), catalog);
+            StoredSpec stored = StoredSpec.read(row.spec(), catalog);
+            JobRequest req = stored.request();
             JobSpec spec = req.toJobSpec(row.id(), row.submittedMs());
-            ActiveJob a = new ActiveJob(row, req, CompletableFuture.completedFuture(null));
+            ActiveJob a = new ActiveJob(row, req, stored.array(), CompletableFuture.completedFuture(null));
+            a.dependency = stored.dependency();
+            a.heldBy = stored.heldBy();
             String notRestored = null;
             if (row.state().equals("RUNNING")) {
                 List<GrantRow> grants = recovered.allocations().getOrDefault(row.id(), List.of());
@@ -130,7 +134,8 @@ final class PoolRecovery {
                     Allocation recorded = Grants.allocation(row.id(), grants, engine.cluster());
                     SubmitResult back = engine.restoreRunning(spec, recorded, row.startedMs(), now);
                     if (back.accepted()) {
-                        pool.active.put(row.id(), a);
+                        jobs.track(a);
+                        jobs.capArrayTask(a);
                         continue;
                     }
                     notRestored = back.reason();
@@ -139,12 +144,13 @@ final class PoolRecovery {
                 }
             }
             SubmitResult s = engine.submit(spec, now);
-            pool.active.put(row.id(), a);
+            jobs.track(a);
             if (!s.accepted()) {
                 engine.forget(row.id());
                 jobs.failedAfterRestart(a, s.reason(), now);
                 continue;
             }
+            jobs.capArrayTask(a);
             if (notRestored != null) {
                 LOG.warn("job {} cannot resume on its recorded GPUs ({}); it goes back to the queue", row.id(), notRestored);
                 jobs.requeued(a, "REQUEUED", "its GPUs could not be restored after a restart: " + notRestored, now);

@@ -35,6 +35,7 @@ public final class PoolService implements AutoCloseable {
     private final JobLifecycle jobs;
     private final AgentProtocol agents;
     private final PoolAdmin admin;
+    private final JobEdits edits;
     private final EngineLoop loop;
 
     /**
@@ -50,10 +51,12 @@ public final class PoolService implements AutoCloseable {
         PoolRecovery recovery = new PoolRecovery(recovered, catalog, clock);
         this.pool = recovery.pool(staticNodes, defaults, writes, listener);
         String epoch = recovery.epoch(writes);
-        this.jobs = new JobLifecycle(pool, new HashMap<>(recovered.idempotency()), recovered.nextSeq(), recovered.nextEventId());
+        this.jobs = new JobLifecycle(pool, new HashMap<>(recovered.idempotency()), recovered.nextSeq(), recovered.nextEventId(),
+                recovered.arraysWithFailures());
         this.agents = new AgentProtocol(pool, jobs, new NodeLiveness(pool, jobs, agentSettings), agentSettings, telemetry, epoch);
         this.admin = new PoolAdmin(pool, jobs);
         pool.usage.restore(recovered.openUsage(), clock.now());
+        this.edits = new JobEdits(pool, jobs);
         recovery.restore(pool, jobs);
         pool.usage.closeAllBut(pool.active.values().stream().filter(a -> a.row.state().equals("RUNNING")).map(ActiveJob::id)
                 .collect(Collectors.toSet()), clock.now());
@@ -64,7 +67,47 @@ public final class PoolService implements AutoCloseable {
 
     /** Queues a job for its tenant; completes once it is durable. Idempotent per (tenant, key). */
     public CompletableFuture<Views.Submitted> submit(JobRequest request, String idempotencyKey) {
-        return loop.call(() -> jobs.submit(request, idempotencyKey));
+        return submit(request, null, Map.of(), idempotencyKey);
+    }
+
+    /**
+     * Queues a job that waits for others ({@code dependency}, null = none); {@code known} is how the store saw each job
+     * or array it names, read just before.
+     */
+    public CompletableFuture<Views.Submitted> submit(JobRequest request, Dependency dependency, Map<String, Dependency.Target> known,
+                                                    String idempotencyKey) {
+        return loop.call(() -> jobs.submit(request, dependency, known, idempotencyKey));
+    }
+
+    /** Holds a queued job the caller may see; completes with its row, or null when it is not active (or not visible). */
+    public CompletableFuture<JobRow> hold(String jobId, Principal by) {
+        return loop.call(() -> edits.hold(jobId, by));
+    }
+
+    /** Releases a job held with {@link #hold}; null as there. */
+    public CompletableFuture<JobRow> release(String jobId, Principal by) {
+        return loop.call(() -> edits.release(jobId, by));
+    }
+
+    /** Sends a running job back to the queue (it runs again as a new attempt); null as there. */
+    public CompletableFuture<JobRow> requeue(String jobId, Principal by) {
+        return loop.call(() -> edits.requeue(jobId, by));
+    }
+
+    /** Edits a queued job (priority, GPU models, dependency); null as there. */
+    public CompletableFuture<JobRow> update(String jobId, JobEdits.Update update, Principal by) {
+        return loop.call(() -> edits.update(jobId, update, by));
+    }
+
+    /** Queues every task of a job array; completes once they are durable, with the first task. */
+    public CompletableFuture<Views.Submitted> submitArray(JobRequest request, ArraySpec array, Dependency dependency,
+                                                         Map<String, Dependency.Target> known, String idempotencyKey) {
+        return loop.call(() -> jobs.submitArray(request, array, dependency, known, idempotencyKey));
+    }
+
+    /** Cancels every active task of an array; completes with how many, or -1 when it has none the caller may see. */
+    public CompletableFuture<Integer> cancelArray(String arrayId, Principal by) {
+        return loop.call(() -> jobs.cancelArray(arrayId, by));
     }
 
     /**

@@ -37,8 +37,15 @@ public record PoolSnapshot(long atMs, String policy, String placement, List<Node
     /** A job's share of one GPU; jobId and name are null when the caller may not see that tenant's jobs. */
     public record TaskView(String jobId, String tenant, String name, int milli, long memoryMib) {}
 
+    /**
+     * A queued job, or a job array as one line (its id, its first queued task's request and reason, and {@code array}
+     * with its tasks counted per state; null for a job of its own).
+     */
     public record QueuedJob(String id, String tenant, String name, int numGpus, int gpuMilli, long gpuMemMib, int priority,
-                            long submittedMs, String waitReason) {}
+                            long submittedMs, String waitReason, ArrayLine array) {}
+
+    /** A job array's queue line: its cap (0 = none) and how many of its tasks are pending and running now. */
+    public record ArrayLine(String id, int cap, int pending, int running) {}
 
     /**
      * @param share       GPUs held / GPUs in the pool

@@ -21,6 +21,8 @@ final class PoolState {
     final Scheduler engine;
     SchedulerSettings settings;
     final Map<String, ActiveJob> active = new HashMap<>();
+    /** The active tasks of each array, by array id (an array with none left is not here). */
+    final Map<String, java.util.Set<String>> arrays = new HashMap<>();
     final Map<String, TenantRow> tenants;
     final Map<String, NodeRow> nodes;
     final AgentNodes agents;
@@ -46,6 +48,20 @@ final class PoolState {
             Integer id = engine.cluster().nodeId(node);
             return id == null ? "unknown" : engine.cluster().node(id).spec().gpus().get(gpu).model().id();
         });
+    }
+
+    /** The job is active from now on (queued, restored). */
+    void activate(ActiveJob a) {
+        active.put(a.id(), a);
+        if (a.array != null) arrays.computeIfAbsent(a.array.arrayId(), k -> new java.util.LinkedHashSet<>()).add(a.id());
+    }
+
+    /** The job ended (or was refused after a restart). */
+    void deactivate(ActiveJob a) {
+        active.remove(a.id());
+        if (a.array == null) return;
+        java.util.Set<String> tasks = arrays.get(a.array.arrayId());
+        if (tasks != null && tasks.remove(a.id()) && tasks.isEmpty()) arrays.remove(a.array.arrayId());
     }
 
     /** New work goes to a node only if an admin has not cordoned it and, for an agent's node, its agent reports. */

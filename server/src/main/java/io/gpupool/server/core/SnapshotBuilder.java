@@ -52,9 +52,11 @@ final class SnapshotBuilder {
         // tasks per GPU from the running jobs' grants
         Map<GpuKey, List<PoolSnapshot.TaskView>> tasks = new HashMap<>();
         Map<String, int[]> counts = new TreeMap<>(); // tenant -> {pending, running}
+        Map<String, int[]> arrayCounts = new HashMap<>(); // array id -> {pending, running}
         for (JobState j : engine.runningJobs()) {
             ActiveJob a = active.get(j.id());
             counts.computeIfAbsent(j.spec().tenant(), k -> new int[2])[1]++;
+            if (a != null && a.array != null) arrayCounts.computeIfAbsent(a.array.arrayId(), k -> new int[2])[1]++;
             for (Grant g : Grants.of(j.allocation(), engine.cluster())) {
                 tasks.computeIfAbsent(new GpuKey(g.node(), g.gpu()), k -> new ArrayList<>())
                         .add(new PoolSnapshot.TaskView(j.id(), j.spec().tenant(), a != null ? a.request.name() : "", g.milli(), g.memoryMib()));
@@ -82,15 +84,28 @@ final class SnapshotBuilder {
                     row != null ? row.source() : "", conditions.getOrDefault(n.name(), "static"), gv, isolation.get(n.name()),
                     accounts.get(n.name())));
         }
-        List<PoolSnapshot.QueuedJob> queue = new ArrayList<>();
+        // an array is one line, where its first queued task is, with its tasks counted per state
+        List<JobState> lines = new ArrayList<>();
         for (JobState j : engine.pendingJobs()) {
             counts.computeIfAbsent(j.spec().tenant(), k -> new int[2])[0]++;
-            if (queue.size() < queueLimit) {
-                ActiveJob a = active.get(j.id());
-                JobRequest r = a.request;
-                queue.add(new PoolSnapshot.QueuedJob(j.id(), j.spec().tenant(), r.name(), r.numGpus(), r.gpuMilli(), r.gpuMemMib(),
-                        r.priority(), a.row.submittedMs(), j.waitReason()));
+            ActiveJob a = active.get(j.id());
+            if (a.array != null) {
+                int[] c = arrayCounts.computeIfAbsent(a.array.arrayId(), k -> new int[2]);
+                if (c[0]++ > 0) continue;
             }
+            if (lines.size() < queueLimit) lines.add(j);
+        }
+        List<PoolSnapshot.QueuedJob> queue = new ArrayList<>();
+        for (JobState j : lines) {
+            ActiveJob a = active.get(j.id());
+            JobRequest r = a.request;
+            PoolSnapshot.ArrayLine array = null;
+            if (a.array != null) {
+                int[] c = arrayCounts.get(a.array.arrayId());
+                array = new PoolSnapshot.ArrayLine(a.array.arrayId(), a.array.cap(), c[0], c[1]);
+            }
+            queue.add(new PoolSnapshot.QueuedJob(array != null ? array.id() : j.id(), j.spec().tenant(), r.name(), r.numGpus(), r.gpuMilli(),
+                    r.gpuMemMib(), r.priority(), a.row.submittedMs(), j.waitReason(), array));
         }
         TenantLedger ledger = engine.ledger();
         double totalGpus = engine.cluster().totalMilli() / 1000.0;

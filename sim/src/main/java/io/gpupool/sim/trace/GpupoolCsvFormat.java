@@ -15,20 +15,42 @@ import java.util.Set;
  * {@code gpu_milli, gpu_mem_mib, gpu_type (A|B), tenant, user, priority, name}, plus gpupool's own
  * {@code replicas, preemptible, estimate} (seconds), and {@code model_params, model_mode, model_precision}: a job that
  * names its model (e.g. 7B, train, bf16) but gives no {@code gpu_mem_mib} gets its GPU memory from the sizing
- * advisor ({@link TraceContext#sizer()}). Unknown columns are ignored; rows may come in any order.
+ * advisor ({@link TraceContext#sizer()}). Workflows (issue 19): {@code array_id, array_cap} (a task of an array of
+ * which at most array_cap run at once) and {@code depends_on} ('|'-separated ids of jobs submitted before it that must
+ * complete first, Slurm's afterok). Unknown columns are ignored; rows may come in any order.
  */
 public final class GpupoolCsvFormat implements TraceFormat {
     @Override public String name() { return "gpupool"; }
 
     @Override
     public String description() {
-        return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate,model_params,model_mode,model_precision]";
+        return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate,model_params,model_mode,model_precision,array_id,array_cap,depends_on]";
     }
 
     @Override
     public RowMapper bind(Columns columns, TraceContext context) {
         columns.require("job_id", "submit_time", "duration", "num_gpus");
-        return (row, shiftMs) -> map(row, shiftMs, context);
+        boolean workflows = columns.has("array_id") || columns.has("array_cap") || columns.has("depends_on");
+        return (row, shiftMs) -> {
+            TraceJob job = map(row, shiftMs, context);
+            return workflows ? new TraceJob(job.spec(), job.durationMs(), workflow(row, job.spec().id())) : job;
+        };
+    }
+
+    private static TraceJob.Workflow workflow(Row row, String id) {
+        String array = row.optional("array_id");
+        int cap = (int) row.optionalInteger("array_cap", 1, Integer.MAX_VALUE, 0);
+        if (cap > 0 && array == null) throw row.error("array_cap", "needs array_id (the array the cap is for)");
+        java.util.List<String> deps = new java.util.ArrayList<>();
+        String d = row.optional("depends_on");
+        if (d != null) {
+            for (String t : d.split("\\|")) {
+                if (t.isBlank()) continue;
+                if (t.trim().equals(id)) throw row.error("depends_on", "a job cannot depend on itself");
+                deps.add(t.trim());
+            }
+        }
+        return new TraceJob.Workflow(array, cap, deps);
     }
 
     private static TraceJob map(Row row, long shiftMs, TraceContext context) {

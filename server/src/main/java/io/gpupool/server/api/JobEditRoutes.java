@@ -1,0 +1,104 @@
+package io.gpupool.server.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.model.GpuCatalog;
+import io.gpupool.model.GpuModel;
+import io.gpupool.server.auth.Principal;
+import io.gpupool.server.auth.Role;
+import io.gpupool.server.core.Dependency;
+import io.gpupool.server.core.Fields;
+import io.gpupool.server.core.JobEdits;
+import io.gpupool.server.core.PoolService;
+import io.gpupool.server.core.ServiceException;
+import io.gpupool.store.JobRow;
+import io.gpupool.store.Store;
+import io.javalin.http.Context;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+import static io.gpupool.server.api.Requests.await;
+
+/**
+ * /api/v1/jobs/{id}/hold, /release, /requeue and PATCH /api/v1/jobs/{id}: a member on its tenant's jobs, an admin on
+ * any. 404 for a job the caller cannot see, 409 for one in the wrong state (ended, running, not held).
+ */
+final class JobEditRoutes {
+    static final Set<String> UPDATE_FIELDS = Set.of("priority", "gpuTypes", Dependency.FIELD, "killOnInvalidDep");
+    private final PoolService pool;
+    private final Store store;
+    private final GpuCatalog catalog;
+
+    JobEditRoutes(PoolService pool, Store store, GpuCatalog catalog) {
+        this.pool = pool;
+        this.store = store;
+        this.catalog = catalog;
+    }
+
+    void register(RouteTable r) {
+        r.post("/api/v1/jobs/{id}/hold", ctx -> edit(ctx, "hold jobs", pool::hold));
+        r.post("/api/v1/jobs/{id}/release", ctx -> edit(ctx, "release jobs", pool::release));
+        r.post("/api/v1/jobs/{id}/requeue", ctx -> edit(ctx, "requeue jobs", pool::requeue));
+        r.patch("/api/v1/jobs/{id}", this::update);
+    }
+
+    private interface Edit {
+        CompletableFuture<JobRow> apply(String jobId, Principal by);
+    }
+
+    private void edit(Context ctx, String action, Edit edit) {
+        Principal p = Requests.require(ctx, action, Role.ADMIN, Role.MEMBER);
+        String id = ctx.pathParam("id");
+        JobRow row = id.length() <= 32 ? await(edit.apply(id, p)) : null;
+        if (row == null) throw notActive(id, p);
+        Json.send(ctx, 200, JobJson.of(row, await(pool.live(row.id()))));
+    }
+
+    private void update(Context ctx) {
+        Principal p = Requests.require(ctx, "update jobs", Role.ADMIN, Role.MEMBER);
+        String id = ctx.pathParam("id");
+        Fields f = Fields.of(Requests.json(ctx), "", UPDATE_FIELDS);
+        Integer priority = f.has("priority") ? (int) f.integer("priority", 0, -10_000, 10_000) : null;
+        List<String> types = null;
+        if (f.has("gpuTypes")) {
+            JsonNode arr = f.array("gpuTypes", 32);
+            Set<String> seen = new LinkedHashSet<>();
+            for (int i = 0; i < arr.size(); i++) {
+                JsonNode t = arr.get(i);
+                String where = "gpuTypes[" + i + "]";
+                if (!t.isTextual()) throw ServiceException.malformed(where, "must be a string");
+                GpuModel m = catalog.find(t.textValue()).orElseThrow(() -> ServiceException.invalid(where,
+                        "unknown GPU model '" + Requests.clip(t.textValue()) + "'; see `gpupool catalog` for the names"));
+                seen.add(m.id());
+            }
+            types = new ArrayList<>(seen);
+        }
+        Dependency dependency = null;
+        Map<String, Dependency.Target> known = Map.of();
+        boolean kill = f.bool("killOnInvalidDep", true);
+        if (f.has(Dependency.FIELD)) {
+            String text = f.string(Dependency.FIELD, "", 4096);
+            dependency = text.isEmpty() ? new Dependency(List.of(), false, kill) : Dependency.parse(text, kill);
+            known = DependencyTargets.resolve(dependency, p, store);
+        } else if (f.has("killOnInvalidDep")) {
+            throw ServiceException.invalid("killOnInvalidDep", "applies only with a dependency");
+        }
+        if (priority == null && types == null && dependency == null) {
+            throw ServiceException.invalid("body", "names nothing to change (priority, gpuTypes, dependency)");
+        }
+        JobRow row = id.length() <= 32 ? await(pool.update(id, new JobEdits.Update(priority, types, dependency, known), p)) : null;
+        if (row == null) throw notActive(id, p);
+        Json.send(ctx, 200, JobJson.of(row, await(pool.live(row.id()))));
+    }
+
+    /** 404 for a job the caller cannot see, 409 for one that ended. */
+    private ServiceException notActive(String id, Principal p) {
+        JobRow row = id.length() <= 32 ? store.job(id).orElse(null) : null;
+        if (row == null || !p.sees(row.tenant())) return ServiceException.notFound("job '" + Requests.clip(id) + "'");
+        return ServiceException.conflict("state", "job " + row.id() + " already ended (" + row.state() + ")");
+    }
+}
