@@ -316,7 +316,9 @@ class SimulateCommandTest {
         assertThat(head).contains("fgd/greedy:window=8 unalloc", "bound", "fgd/greedy:window=8 / offline");
         int at = lines.indexOf(head);
         assertThat(lines.get(at + 2).trim()).startsWith("50.");
-        assertThat(lines.get(at + 3).trim()).startsWith("100.");
+        // a level is reached by the first draw that brings arrived demand to it: on 32 GPUs, a little past 100%
+        String level = lines.get(at + 3).trim().split("%")[0];
+        assertThat(Double.parseDouble(level)).isBetween(100.0, 105.0);
         assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("decisions fgd/greedy:window=8: ").contains("rounds for", "ms per task"));
     }
 

@@ -220,7 +220,7 @@ public final class InflationStudy {
         java.util.Set<String> started = new java.util.HashSet<>(round.started());
         long allocated = drawn.stream().filter(t -> started.contains(t.id())).mapToLong(JobSpec::gpuMilliDemand).sum();
         // tasks have priority 0 (weight 1): the bound is in thousandths of a GPU of demand
-        double floor = batch.lastBound().isPresent() ? round2((capacity - Math.min(arrived, batch.lastBound().getAsLong())) / 1000.0) : Double.NaN;
+        double floor = batch.lastBound().isPresent() ? round2(Math.max(0, capacity - Math.min(arrived, batch.lastBound().getAsLong())) / 1000.0) : Double.NaN;
         return new Offline(new Point(round2(arrived * 100.0 / capacity), round2(allocated * 100.0 / arrived), round2((capacity - allocated) / 1000.0)),
                 drawn.size(), seconds, floor);
     }
