@@ -137,6 +137,10 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Inflation with --batch: hold arrivals and place them together every N tasks (and at every 1%% point); default: the --batch window.")
     Integer hold;
 
+    @Option(names = "--hold-from", defaultValue = "0", paramLabel = "PCT",
+            description = "Inflation with --batch: place each task on arrival (no wait) until PCT %% of the pool's GPUs are allocated, then hold (default: ${DEFAULT-VALUE}).")
+    double holdFrom;
+
     @Option(names = "--offline", paramLabel = "SOLVER[:OPTIONS]",
             description = "Inflation: also place the tasks arrived by each --offline-at level all at once with this batch solver (the offline answer), e.g. cpsat:window=100000,seconds=180.")
     String offline;
@@ -316,7 +320,7 @@ public final class SimulateCommand implements Callable<Integer> {
         if (batch != null) BatchPlacers.create(batch);                     // a bad --batch or --offline fails before any work
         List<Double> levels = offline == null ? List.of() : offlineLevels();
         if (offline != null) BatchPlacers.create(offline);
-        if (hold != null && batch == null) throw new SpecException("--hold", "hold", "holds arrivals for --batch: give --batch too");
+        if ((hold != null || holdFrom != 0) && batch == null) throw new SpecException("--hold", "hold", "holds arrivals for --batch: give --batch too");
         InflationStudy study = new InflationStudy(cs, tasks, seed, inflationMax, 1.0);
         List<InflationStudy.Curve> curves = new ArrayList<>();
         List<String> decisions = new ArrayList<>();
@@ -329,11 +333,12 @@ public final class SimulateCommand implements Callable<Integer> {
                     curves.add(study.run(label, configs.get(i)));
                 } else {
                     var placer = BatchPlacers.create(batch);
-                    var run = study.runLookAhead(label + "/" + batch, configs.get(i), placer, hold != null ? hold : placer.window());
+                    var run = study.runLookAhead(label + "/" + batch + (holdFrom > 0 ? "@" + fmtPct(holdFrom) : ""), configs.get(i), placer,
+                            hold != null ? hold : placer.window(), holdFrom);
                     curves.add(run.curve());
                     var d = run.decisions();
-                    decisions.add(String.format(Locale.ROOT, "%s/%s: %,d rounds for %,d tasks, %.3f ms per task, %.3f s per round on average, %.3f s at most",
-                            label, batch, d.rounds(), d.tasks(), d.msPerTask(), d.rounds() == 0 ? 0 : d.totalSeconds() / d.rounds(), d.maxRoundSeconds()));
+                    decisions.add(String.format(Locale.ROOT, "%s: %,d rounds for %,d tasks, %.3f ms per task, %.3f s per round on average, %.3f s at most",
+                            label + "/" + batch + (holdFrom > 0 ? "@" + fmtPct(holdFrom) : ""), d.rounds(), d.tasks(), d.msPerTask(), d.rounds() == 0 ? 0 : d.totalSeconds() / d.rounds(), d.maxRoundSeconds()));
                 }
             }
             for (int k = 0; k < levels.size(); k++) {
@@ -360,6 +365,10 @@ public final class SimulateCommand implements Callable<Integer> {
             notes.say("report: " + index);
         }
         return 0;
+    }
+
+    private static String fmtPct(double pct) {
+        return (pct == Math.rint(pct) ? String.valueOf((long) pct) : String.valueOf(pct)) + "%";
     }
 
     private List<Double> offlineLevels() {

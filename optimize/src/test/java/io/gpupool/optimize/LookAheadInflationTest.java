@@ -85,6 +85,20 @@ class LookAheadInflationTest {
     }
 
     @Test
+    void untilThePoolIsFullEnoughEachTaskIsPlacedOnArrivalByThePlacementAlone() {
+        // the pool is never 100% allocated before the last arrival: spread places every task alone, and strands a GPU
+        var run = study.runLookAhead("spread/greedy@100%", InflationStudy.placement("spread"), BatchPlacers.create("greedy:window=3"), 3, 100);
+        assertThat(run.curve().curve().getLast().unallocatedGpus()).isEqualTo(1.0);
+        assertThat(run.decisions().rounds()).isEqualTo(3);
+        // from 25% allocated (the first half) on, the rest is held and decided together: nothing strands
+        var late = study.runLookAhead("spread/greedy@25%", InflationStudy.placement("spread"), BatchPlacers.create("greedy:window=3"), 3, 25);
+        assertThat(late.curve().curve().getLast().unallocatedGpus()).isEqualTo(0.0);
+        assertThat(late.decisions().rounds()).isEqualTo(2);
+        assertThatThrownBy(() -> study.runLookAhead("x", InflationStudy.placement("spread"), BatchPlacers.create("greedy"), 3, 101))
+                .isInstanceOf(SpecException.class).hasMessageContaining("hold-from");
+    }
+
+    @Test
     void holdMustBeAtLeastOneTask() {
         assertThatThrownBy(() -> study.runLookAhead("x", InflationStudy.placement("spread"), BatchPlacers.create("greedy"), 0))
                 .isInstanceOf(SpecException.class).hasMessageContaining("hold");

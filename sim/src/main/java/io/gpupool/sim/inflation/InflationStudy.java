@@ -127,9 +127,20 @@ public final class InflationStudy {
      * first, a task that does not fit does not block the others); the placer's window should cover {@code hold}.
      */
     public LookAheadRun runLookAhead(String label, PlacementConfig placement, BatchPlacer batch, int hold) {
+        return runLookAhead(label, placement, batch, hold, 0);
+    }
+
+    /**
+     * As {@link #runLookAhead(String, PlacementConfig, BatchPlacer, int)}, but each task is placed on arrival by
+     * the placement alone (no batch placer, no wait) until the pool's allocated GPUs reach {@code fromPct} % of
+     * it; from then on arrivals are held. Near a full pool is where a joint decision pays; before it tasks wait for nothing.
+     */
+    public LookAheadRun runLookAhead(String label, PlacementConfig placement, BatchPlacer batch, int hold, double fromPct) {
         if (hold < 1) throw new SpecException("inflation", "hold", "must be >= 1 task, got " + hold);
+        if (!(fromPct >= 0 && fromPct <= 100)) throw new SpecException("inflation", "hold-from", "must be in [0, 100] %, got " + fromPct);
         Scheduler scheduler = new Scheduler(cluster, SchedulerConfig.defaults("fair-share").withPlacement(placement));
-        scheduler.setBatchPlacer(batch);
+        boolean holding = fromPct == 0;
+        if (holding) scheduler.setBatchPlacer(batch);
         for (JobSpec t : tasks) scheduler.workloadProfile().observe(t);
         SplittableRandom rnd = new SplittableRandom(seed);
         long capacity = cluster.totalGpus() * 1000L;
@@ -145,7 +156,11 @@ public final class InflationStudy {
                 window.marks.add(new long[] {arrived, window.held.size()});
                 nextMark++;
             }
-            if (window.held.size() >= hold || window.held.isEmpty() || !(arrived * 100.0 / capacity < maxArrivedPct)) window.decide(i);
+            if (!holding || window.held.size() >= hold || window.held.isEmpty() || !(arrived * 100.0 / capacity < maxArrivedPct)) window.decide(i);
+            if (!holding && window.allocated * 100.0 / capacity >= fromPct) {
+                holding = true;
+                scheduler.setBatchPlacer(batch);
+            }
         }
         return new LookAheadRun(new Curve(label, window.points),
                 new Decisions(window.rounds, window.decided, window.roundNanos / 1e9, window.maxRoundNanos / 1e9));
