@@ -352,9 +352,12 @@ public final class SimulateCommand implements Callable<Integer> {
             case "csv" -> InflationReport.csv(curves);
             default -> InflationReport.table(curves, 5);
         });
-        if (!answers.isEmpty()) out.print(InflationReport.offlineTable(curves, offline, answers));
-        for (String d : decisions) out.println("decisions " + d);
         out.flush();
+        // after json or csv the extra lines go to stderr, so that stdout stays one document
+        PrintWriter extra = output.equals("table") ? out : spec.commandLine().getErr();
+        if (!answers.isEmpty()) extra.print(InflationReport.offlineTable(curves, offline, answers));
+        for (String d : decisions) extra.println("decisions " + d);
+        extra.flush();
         if (report != null) {
             Map<String, String> meta = new LinkedHashMap<>();
             long cpuOnly = tasks.stream().filter(JobSpec::cpuOnly).count();

@@ -323,6 +323,18 @@ class SimulateCommandTest {
     }
 
     @Test
+    void afterJsonTheDecisionsAndTheOfflineTableGoToStderr() throws IOException {
+        Path[] f = openb();
+        Cli.Result r = Cli.run("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString(),
+                "--placement", "fgd", "--batch", "greedy:window=8", "--hold-from", "50", "--offline", "greedy:window=1000", "--offline-at", "100",
+                "--inflation-max", "100", "--ignore-host", "--output", "json", "--quiet");
+        assertThat(r.exitCode()).isZero();
+        JsonNode arr = JSON.readTree(r.out());
+        assertThat(arr.get(0).get("placement").asText()).isEqualTo("fgd/greedy:window=8@50%");
+        assertThat(r.err()).contains("decisions fgd/greedy:window=8@50%: ", "offline greedy:window=1000 unalloc");
+    }
+
+    @Test
     void holdWithoutBatchAndBadOfflineLevelsAreRefused() throws IOException {
         Path[] f = openb();
         List<String> base = List.of("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString());
