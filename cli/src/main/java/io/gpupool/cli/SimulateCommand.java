@@ -133,6 +133,22 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Inflation: stop when arrived GPU demand reaches PCT %% of the pool (default: ${DEFAULT-VALUE}).")
     double inflationMax;
 
+    @Option(names = "--hold", paramLabel = "N",
+            description = "Inflation with --batch: hold arrivals and place them together every N tasks (and at every 1%% point); default: the --batch window.")
+    Integer hold;
+
+    @Option(names = "--hold-from", defaultValue = "0", paramLabel = "PCT",
+            description = "Inflation with --batch: place each task on arrival (no wait) until PCT %% of the pool's GPUs are allocated, then hold (default: ${DEFAULT-VALUE}).")
+    double holdFrom;
+
+    @Option(names = "--offline", paramLabel = "SOLVER[:OPTIONS]",
+            description = "Inflation: also place the tasks arrived by each --offline-at level all at once with this batch solver (the offline answer), e.g. cpsat:window=100000,seconds=180.")
+    String offline;
+
+    @Option(names = "--offline-at", defaultValue = "90,95,98,100,110,120", paramLabel = "PCT,...",
+            description = "Inflation: the arrived-demand levels of --offline (default: ${DEFAULT-VALUE}).")
+    String offlineAt;
+
     @Option(names = "--ignore-host", description = "Ignore the jobs' host CPU and memory requests (openb) even where the nodes declare host capacity: GPUs alone decide placement.")
     boolean ignoreHost;
 
@@ -301,12 +317,33 @@ public final class SimulateCommand implements Callable<Integer> {
         try (Trace.Cursor c = pods.open()) {
             while (c.hasNext()) tasks.add(c.next().spec());
         }
+        if (batch != null) BatchPlacers.create(batch);                     // a bad --batch or --offline fails before any work
+        List<Double> levels = offline == null ? List.of() : offlineLevels();
+        if (offline != null) BatchPlacers.create(offline);
+        if ((hold != null || holdFrom != 0) && batch == null) throw new SpecException("--hold", "hold", "holds arrivals for --batch: give --batch too");
         InflationStudy study = new InflationStudy(cs, tasks, seed, inflationMax, 1.0);
         List<InflationStudy.Curve> curves = new ArrayList<>();
+        List<String> decisions = new ArrayList<>();
+        List<InflationStudy.Offline> answers = new ArrayList<>();
         try (ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), !notes.quiet)) {
             for (int i = 0; i < configs.size(); i++) {
-                bar.update(labels.get(i).trim(), (double) i / configs.size());
-                curves.add(study.run(labels.get(i).trim(), configs.get(i)));
+                String label = labels.get(i).trim();
+                bar.update(label, (double) i / (configs.size() + levels.size()));
+                if (batch == null) {
+                    curves.add(study.run(label, configs.get(i)));
+                } else {
+                    var placer = BatchPlacers.create(batch);
+                    var run = study.runLookAhead(label + "/" + batch + (holdFrom > 0 ? "@" + fmtPct(holdFrom) : ""), configs.get(i), placer,
+                            hold != null ? hold : placer.window(), holdFrom);
+                    curves.add(run.curve());
+                    var d = run.decisions();
+                    decisions.add(String.format(Locale.ROOT, "%s: %,d rounds for %,d tasks, %.3f ms per task, %.3f s per round on average, %.3f s at most",
+                            label + "/" + batch + (holdFrom > 0 ? "@" + fmtPct(holdFrom) : ""), d.rounds(), d.tasks(), d.msPerTask(), d.rounds() == 0 ? 0 : d.totalSeconds() / d.rounds(), d.maxRoundSeconds()));
+                }
+            }
+            for (int k = 0; k < levels.size(); k++) {
+                bar.update("offline " + levels.get(k) + "%", (double) (configs.size() + k) / (configs.size() + levels.size()));
+                answers.add(study.offline(configs.getFirst(), BatchPlacers.create(offline), levels.get(k)));
             }
         }
         PrintWriter out = spec.commandLine().getOut();
@@ -316,6 +353,11 @@ public final class SimulateCommand implements Callable<Integer> {
             default -> InflationReport.table(curves, 5);
         });
         out.flush();
+        // after json or csv the extra lines go to stderr, so that stdout stays one document
+        PrintWriter extra = output.equals("table") ? out : spec.commandLine().getErr();
+        if (!answers.isEmpty()) extra.print(InflationReport.offlineTable(curves, offline, answers));
+        for (String d : decisions) extra.println("decisions " + d);
+        extra.flush();
         if (report != null) {
             Map<String, String> meta = new LinkedHashMap<>();
             long cpuOnly = tasks.stream().filter(JobSpec::cpuOnly).count();
@@ -326,6 +368,24 @@ public final class SimulateCommand implements Callable<Integer> {
             notes.say("report: " + index);
         }
         return 0;
+    }
+
+    private static String fmtPct(double pct) {
+        return (pct == Math.rint(pct) ? String.valueOf((long) pct) : String.valueOf(pct)) + "%";
+    }
+
+    private List<Double> offlineLevels() {
+        List<Double> out = new ArrayList<>();
+        for (String item : offlineAt.split(",")) {
+            try {
+                double v = Double.parseDouble(item.trim());
+                if (!(v > 0 && v <= inflationMax)) throw new SpecException("--offline-at", "offline-at", "each level must be in (0, --inflation-max], got " + item.trim());
+                out.add(v);
+            } catch (NumberFormatException e) {
+                throw new SpecException("--offline-at", "offline-at", "must be percentages separated by commas, got '" + item.trim() + "'");
+            }
+        }
+        return out;
     }
 
     // ---- shared ---------------------------------------------------------------------------------

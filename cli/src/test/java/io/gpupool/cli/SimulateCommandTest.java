@@ -304,6 +304,52 @@ class SimulateCommandTest {
     }
 
     @Test
+    void inflationWithALookAheadWindowAndTheOfflineAnswer() throws IOException {
+        Path[] f = openb();
+        Cli.Result r = Cli.run("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString(),
+                "--placement", "fgd", "--batch", "greedy:window=8", "--hold", "8", "--offline", "greedy:window=1000", "--offline-at", "50,100",
+                "--inflation-max", "100", "--ignore-host", "--quiet");
+        assertThat(r.exitCode()).isZero();
+        List<String> lines = r.out().lines().toList();
+        // the offline table: one row per level, the look-ahead curve's unallocated GPUs, the offline answer's and their ratio
+        String head = lines.stream().filter(l -> l.contains("offline greedy:window=1000 unalloc")).findFirst().orElseThrow();
+        assertThat(head).contains("fgd/greedy:window=8 unalloc", "bound", "fgd/greedy:window=8 / offline");
+        int at = lines.indexOf(head);
+        assertThat(lines.get(at + 2).trim()).startsWith("50.");
+        // a level is reached by the first draw that brings arrived demand to it: on 32 GPUs, a little past 100%
+        String level = lines.get(at + 3).trim().split("%")[0];
+        assertThat(Double.parseDouble(level)).isBetween(100.0, 105.0);
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("decisions fgd/greedy:window=8: ").contains("rounds for", "ms per task"));
+    }
+
+    @Test
+    void afterJsonTheDecisionsAndTheOfflineTableGoToStderr() throws IOException {
+        Path[] f = openb();
+        Cli.Result r = Cli.run("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString(),
+                "--placement", "fgd", "--batch", "greedy:window=8", "--hold-from", "50", "--offline", "greedy:window=1000", "--offline-at", "100",
+                "--inflation-max", "100", "--ignore-host", "--output", "json", "--quiet");
+        assertThat(r.exitCode()).isZero();
+        JsonNode arr = JSON.readTree(r.out());
+        assertThat(arr.get(0).get("placement").asText()).isEqualTo("fgd/greedy:window=8@50%");
+        assertThat(r.err()).contains("decisions fgd/greedy:window=8@50%: ", "offline greedy:window=1000 unalloc");
+    }
+
+    @Test
+    void holdWithoutBatchAndBadOfflineLevelsAreRefused() throws IOException {
+        Path[] f = openb();
+        List<String> base = List.of("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString());
+        List<String> hold = new java.util.ArrayList<>(base);
+        hold.addAll(List.of("--hold", "8"));
+        Cli.assertRefused(Cli.run(hold.toArray(String[]::new)), "hold");
+        List<String> levels = new java.util.ArrayList<>(base);
+        levels.addAll(List.of("--offline", "greedy", "--offline-at", "95,lots"));
+        Cli.assertRefused(Cli.run(levels.toArray(String[]::new)), "offline-at");
+        List<String> solver = new java.util.ArrayList<>(base);
+        solver.addAll(List.of("--offline", "simplex"));
+        Cli.assertRefused(Cli.run(solver.toArray(String[]::new)), "solver");
+    }
+
+    @Test
     void inflationNeedsTheOpenbFormat() throws IOException {
         Cli.Result r = Cli.run("simulate", "--mode", "inflation", "--trace", smallTrace().toString(), "--cluster", "1x4:A100-80GB");
         Cli.assertRefused(r, "trace-format");

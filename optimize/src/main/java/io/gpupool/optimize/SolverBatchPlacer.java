@@ -4,12 +4,14 @@ import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.engine.state.Allocation;
 
 import java.util.Map;
+import java.util.OptionalLong;
 
 /** Batch mode with one of the solvers: each round, the head of the queue is solved as one batch. */
 public final class SolverBatchPlacer implements BatchPlacer {
     private final Solver solver;
     private final int window;
     private final SolveSettings settings;
+    private OptionalLong lastBound = OptionalLong.empty();
 
     public SolverBatchPlacer(Solver solver, int window, SolveSettings settings) {
         this.solver = solver;
@@ -23,6 +25,10 @@ public final class SolverBatchPlacer implements BatchPlacer {
 
     @Override
     public Map<String, Allocation> plan(Batch batch) {
-        return solver.solve(BatchProblem.of(batch), settings).placement();
+        SolveResult r = solver.solve(BatchProblem.of(batch), settings);
+        lastBound = r.bound();
+        return r.placement();
     }
+
+    @Override public OptionalLong lastBound() { return lastBound; }
 }

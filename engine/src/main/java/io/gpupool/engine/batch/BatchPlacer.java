@@ -31,6 +31,15 @@ public interface BatchPlacer {
     Map<String, Allocation> plan(Batch batch);
 
     /**
+     * What the last {@link #plan} could prove: no placement of that batch reaches more than this objective
+     * (priority-weighted thousandths of a GPU; for jobs of priority 0, GPU demand in thousandths), or empty
+     * when the placer proves nothing. Lets a study say how far an answer is from the optimum.
+     */
+    default java.util.OptionalLong lastBound() {
+        return java.util.OptionalLong.empty();
+    }
+
+    /**
      * One round's batch: the cluster now, the pipeline whose filters and GPU rules apply, the workload mix
      * (for fragmentation-aware scoring), and the jobs in the policy's order.
      */

@@ -4,6 +4,7 @@ import io.gpupool.engine.RoundResult;
 import io.gpupool.engine.Scheduler;
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.SubmitResult;
+import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.JobSpec;
@@ -41,6 +42,23 @@ public final class InflationStudy {
     public record Point(double arrivedPct, double allocatedPct, double unallocatedGpus) {}
 
     public record Curve(String placement, List<Point> curve) {}
+
+    /**
+     * What the placement decisions of a run cost: the rounds run, the tasks they decided on, their wall time
+     * in total and the longest round's.
+     */
+    public record Decisions(int rounds, long tasks, double totalSeconds, double maxRoundSeconds) {
+        public double msPerTask() { return tasks == 0 ? 0 : 1000 * totalSeconds / tasks; }
+    }
+
+    /** A look-ahead run: its curve and the cost of its decisions. */
+    public record LookAheadRun(Curve curve, Decisions decisions) {}
+
+    /**
+     * The offline answer at one demand level: every task arrived by then placed at once; {@code minUnallocatedGpus}
+     * is what no placement of them can go below, from the placer's bound (NaN when it gives none).
+     */
+    public record Offline(Point point, int tasks, double seconds, double minUnallocatedGpus) {}
 
     private final ClusterSpec cluster;
     private final List<JobSpec> tasks;
@@ -81,9 +99,7 @@ public final class InflationStudy {
         int nextMark = 1;
         List<Point> points = new ArrayList<>();
         for (long i = 0; arrived * 100.0 / capacity < maxArrivedPct; i++) {
-            JobSpec drawn = tasks.get(rnd.nextInt(tasks.size()));
-            JobSpec task = JobSpec.builder("task-" + i).shape(drawn.shape()).share(drawn.share())
-                    .allowedModels(drawn.allowedModels()).host(drawn.host()).submitMs(i).build();
+            JobSpec task = draw(rnd, i);
             long demand = task.gpuMilliDemand();
             arrived += demand;
             SubmitResult r = scheduler.submit(task, i);
@@ -99,6 +115,136 @@ public final class InflationStudy {
             }
         }
         return new Curve(label, points);
+    }
+
+    /**
+     * Online with a look-ahead window: arrivals are held and placed together every {@code hold} tasks, in one
+     * engine round with the batch placer (batch mode), then one by one as usual. A task the round leaves
+     * pending is not allocated, as in {@link #run}: nothing departs, so a task that does not fit now never will.
+     * A point crossed while tasks are held is taken when they are decided, over the tasks arrived by the point:
+     * the held tasks arrived by then count as allocated if the round started them (each waited at most
+     * {@code hold} arrivals for its decision). The round's policy is {@code fair-share} with one tenant (oldest
+     * first, a task that does not fit does not block the others); the placer's window should cover {@code hold}.
+     */
+    public LookAheadRun runLookAhead(String label, PlacementConfig placement, BatchPlacer batch, int hold) {
+        return runLookAhead(label, placement, batch, hold, 0);
+    }
+
+    /**
+     * As {@link #runLookAhead(String, PlacementConfig, BatchPlacer, int)}, but each task is placed on arrival by
+     * the placement alone (no batch placer, no wait) until the pool's allocated GPUs reach {@code fromPct} % of
+     * it; from then on arrivals are held. Near a full pool is where a joint decision pays; before it tasks wait for nothing.
+     */
+    public LookAheadRun runLookAhead(String label, PlacementConfig placement, BatchPlacer batch, int hold, double fromPct) {
+        if (hold < 1) throw new SpecException("inflation", "hold", "must be >= 1 task, got " + hold);
+        if (!(fromPct >= 0 && fromPct <= 100)) throw new SpecException("inflation", "hold-from", "must be in [0, 100] %, got " + fromPct);
+        Scheduler scheduler = new Scheduler(cluster, SchedulerConfig.defaults("fair-share").withPlacement(placement));
+        boolean holding = fromPct == 0;
+        if (holding) scheduler.setBatchPlacer(batch);
+        for (JobSpec t : tasks) scheduler.workloadProfile().observe(t);
+        SplittableRandom rnd = new SplittableRandom(seed);
+        long capacity = cluster.totalGpus() * 1000L;
+        long arrived = 0;
+        int nextMark = 1;
+        Window window = new Window(scheduler, capacity);
+        for (long i = 0; arrived * 100.0 / capacity < maxArrivedPct; i++) {
+            JobSpec task = draw(rnd, i);
+            arrived += task.gpuMilliDemand();
+            if (scheduler.submit(task, i).accepted()) window.held.add(task);
+            else scheduler.forget(task.id());
+            while (arrived * 100.0 / capacity >= nextMark * stepPct) {
+                window.marks.add(new long[] {arrived, window.held.size()});
+                nextMark++;
+            }
+            if (!holding || window.held.size() >= hold || window.held.isEmpty() || !(arrived * 100.0 / capacity < maxArrivedPct)) window.decide(i);
+            if (!holding && window.allocated * 100.0 / capacity >= fromPct) {
+                holding = true;
+                scheduler.setBatchPlacer(batch);
+            }
+        }
+        return new LookAheadRun(new Curve(label, window.points),
+                new Decisions(window.rounds, window.decided, window.roundNanos / 1e9, window.maxRoundNanos / 1e9));
+    }
+
+    /** The held tasks of a look-ahead run, the points waiting for their decision, and what deciding cost. */
+    private static final class Window {
+        final Scheduler scheduler;
+        final long capacity;
+        final List<JobSpec> held = new ArrayList<>();
+        final List<long[]> marks = new ArrayList<>();   // {arrived demand at the point, tasks held by then}
+        final List<Point> points = new ArrayList<>();
+        long allocated, decided, roundNanos, maxRoundNanos;
+        int rounds;
+
+        Window(Scheduler scheduler, long capacity) {
+            this.scheduler = scheduler;
+            this.capacity = capacity;
+        }
+
+        /** One round over the held tasks (if any), then the points they were waiting for. */
+        void decide(long nowMs) {
+            long[] placed = new long[held.size() + 1];   // placed[k]: demand started among the first k held tasks
+            if (!held.isEmpty()) {
+                long t0 = System.nanoTime();
+                RoundResult round = scheduler.schedule(nowMs);
+                long took = System.nanoTime() - t0;
+                rounds++;
+                decided += held.size();
+                roundNanos += took;
+                maxRoundNanos = Math.max(maxRoundNanos, took);
+                java.util.Set<String> started = new java.util.HashSet<>(round.started());
+                for (int k = 0; k < held.size(); k++) {
+                    JobSpec t = held.get(k);
+                    placed[k + 1] = placed[k] + (started.contains(t.id()) ? t.gpuMilliDemand() : 0);
+                    if (!started.contains(t.id())) scheduler.cancel(t.id(), nowMs);
+                    scheduler.forget(t.id());
+                }
+            }
+            for (long[] m : marks) {
+                long a = allocated + placed[(int) m[1]];
+                points.add(new Point(round2(m[0] * 100.0 / capacity), round2(a * 100.0 / m[0]), round2((capacity - a) / 1000.0)));
+            }
+            allocated += placed[held.size()];
+            marks.clear();
+            held.clear();
+        }
+    }
+
+    /**
+     * The offline answer at {@code arrivedPct}: the same draws as {@link #run} up to the first that brings
+     * arrived demand to {@code arrivedPct} % of the pool, all pending at once and placed in one round with the
+     * batch placer (whose window should cover them all), then one by one ({@code fair-share}, oldest first).
+     */
+    public Offline offline(PlacementConfig placement, BatchPlacer batch, double arrivedPct) {
+        Scheduler scheduler = new Scheduler(cluster, SchedulerConfig.defaults("fair-share").withPlacement(placement));
+        scheduler.setBatchPlacer(batch);
+        for (JobSpec t : tasks) scheduler.workloadProfile().observe(t);
+        SplittableRandom rnd = new SplittableRandom(seed);
+        long capacity = cluster.totalGpus() * 1000L;
+        long arrived = 0;
+        List<JobSpec> drawn = new ArrayList<>();
+        for (long i = 0; arrived * 100.0 / capacity < arrivedPct; i++) {
+            JobSpec task = draw(rnd, i);
+            arrived += task.gpuMilliDemand();
+            drawn.add(task);
+            scheduler.submit(task, 0);
+        }
+        long t0 = System.nanoTime();
+        RoundResult round = scheduler.schedule(0);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        java.util.Set<String> started = new java.util.HashSet<>(round.started());
+        long allocated = drawn.stream().filter(t -> started.contains(t.id())).mapToLong(JobSpec::gpuMilliDemand).sum();
+        // tasks have priority 0 (weight 1): the bound is in thousandths of a GPU of demand
+        double floor = batch.lastBound().isPresent() ? round2(Math.max(0, capacity - Math.min(arrived, batch.lastBound().getAsLong())) / 1000.0) : Double.NaN;
+        return new Offline(new Point(round2(arrived * 100.0 / capacity), round2(allocated * 100.0 / arrived), round2((capacity - allocated) / 1000.0)),
+                drawn.size(), seconds, floor);
+    }
+
+    /** Draw {@code i} of the study: a task of the list, with a fresh id (the same for every method). */
+    private JobSpec draw(SplittableRandom rnd, long i) {
+        JobSpec drawn = tasks.get(rnd.nextInt(tasks.size()));
+        return JobSpec.builder("task-" + i).shape(drawn.shape()).share(drawn.share())
+                .allowedModels(drawn.allowedModels()).host(drawn.host()).submitMs(i).build();
     }
 
     private static double round2(double v) {

@@ -93,6 +93,50 @@ public final class InflationReport {
         return sb.toString();
     }
 
+    /**
+     * Online against offline: at each offline level, the GPUs each curve leaves unallocated at its first point at
+     * or past that level, the offline answer's, the least any placement could leave (the solver's bound, if
+     * it gives one), and each curve's ratio to the offline answer (1.15 = 15% more unallocated GPUs).
+     */
+    public static String offlineTable(List<InflationStudy.Curve> curves, String solver, List<InflationStudy.Offline> answers) {
+        List<String> head = new ArrayList<>(List.of("arrived"));
+        for (InflationStudy.Curve c : curves) head.add(c.placement() + " unalloc");
+        head.add("offline " + solver + " unalloc");
+        head.add("bound");
+        for (InflationStudy.Curve c : curves) head.add(c.placement() + " / offline");
+        head.add("offline tasks");
+        head.add("offline s");
+        List<String[]> rows = new ArrayList<>();
+        for (InflationStudy.Offline o : answers) {
+            double level = o.point().arrivedPct();
+            List<String> row = new ArrayList<>(List.of(String.format(Locale.ROOT, "%.2f%%", level)));
+            List<Double> online = new ArrayList<>();
+            for (InflationStudy.Curve c : curves) {
+                var p = c.curve().stream().filter(x -> x.arrivedPct() >= level).findFirst();
+                online.add(p.map(InflationStudy.Point::unallocatedGpus).orElse(Double.NaN));
+                row.add(p.map(x -> String.format(Locale.ROOT, "%.1f", x.unallocatedGpus())).orElse("-"));
+            }
+            row.add(String.format(Locale.ROOT, "%.1f", o.point().unallocatedGpus()));
+            row.add(Double.isNaN(o.minUnallocatedGpus()) ? "-" : String.format(Locale.ROOT, "%.1f", o.minUnallocatedGpus()));
+            for (double u : online) row.add(Double.isNaN(u) || o.point().unallocatedGpus() <= 0 ? "-" : String.format(Locale.ROOT, "%.3f", u / o.point().unallocatedGpus()));
+            row.add(String.format(Locale.ROOT, "%,d", o.tasks()));
+            row.add(String.format(Locale.ROOT, "%.1f", o.seconds()));
+            rows.add(row.toArray(String[]::new));
+        }
+        int[] w = new int[head.size()];
+        for (int i = 0; i < w.length; i++) {
+            w[i] = head.get(i).length();
+            for (String[] r : rows) w[i] = Math.max(w[i], r[i].length());
+        }
+        StringBuilder sb = new StringBuilder("\n");
+        appendRow(sb, head.toArray(String[]::new), w);
+        StringBuilder sep = new StringBuilder();
+        for (int i = 0; i < w.length; i++) sep.append(i == 0 ? "" : "  ").append("-".repeat(w[i]));
+        sb.append(sep).append('\n');
+        for (String[] r : rows) appendRow(sb, r, w);
+        return sb.toString();
+    }
+
     private static void appendRow(StringBuilder sb, String[] cells, int[] w) {
         for (int i = 0; i < cells.length; i++) sb.append(i == 0 ? "" : "  ").append(String.format("%" + w[i] + "s", cells[i]));
         sb.append('\n');
