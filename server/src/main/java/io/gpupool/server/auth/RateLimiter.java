@@ -2,6 +2,7 @@ package io.gpupool.server.auth;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 
 /**
  * Requests per second per token: a token bucket that refills at {@code perSecond} and holds up to two
@@ -10,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class RateLimiter {
     private final double perSecond;
     private final double capacity;
+    private final LongSupplier nanoTime;
     private final Map<String, Bucket> buckets = new ConcurrentHashMap<>();
 
     private static final class Bucket {
@@ -18,8 +20,14 @@ public final class RateLimiter {
     }
 
     public RateLimiter(double perSecond) {
+        this(perSecond, System::nanoTime);
+    }
+
+    /** @param nanoTime the monotonic clock the buckets refill by (a test's own, to be exact) */
+    RateLimiter(double perSecond, LongSupplier nanoTime) {
         this.perSecond = perSecond;
         this.capacity = Math.max(1, perSecond * 2);
+        this.nanoTime = nanoTime;
     }
 
     /** Takes one request from the token's bucket; false when it is empty (answer 429). */
@@ -28,11 +36,11 @@ public final class RateLimiter {
         Bucket b = buckets.computeIfAbsent(tokenId, k -> {
             Bucket nb = new Bucket();
             nb.tokens = capacity;
-            nb.lastNanos = System.nanoTime();
+            nb.lastNanos = nanoTime.getAsLong();
             return nb;
         });
         synchronized (b) {
-            long now = System.nanoTime();
+            long now = nanoTime.getAsLong();
             b.tokens = Math.min(capacity, b.tokens + (now - b.lastNanos) / 1e9 * perSecond);
             b.lastNanos = now;
             if (b.tokens < 1) return false;
