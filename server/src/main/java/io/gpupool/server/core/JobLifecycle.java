@@ -38,7 +38,8 @@ final class JobLifecycle {
     }
 
     /** Queues a job for its tenant; completes once it is durable. Idempotent per (tenant, key). */
-    CompletableFuture<Views.Submitted> submit(JobRequest request, String idempotencyKey) {
+    CompletableFuture<Views.Submitted> submit(JobRequest asked, String idempotencyKey) {
+        JobRequest request = asked;
         pool.writes.requireStore();
         String tenant = request.tenant();
         if (idempotencyKey != null) {
@@ -52,6 +53,7 @@ final class JobLifecycle {
         if (!pool.tenants.containsKey(tenant)) {
             throw ServiceException.invalid("tenant", "unknown tenant '" + tenant + "'; an admin creates it with POST /api/v1/tenants");
         }
+        request = TenantTimeLimits.apply(request, pool.tenants.get(tenant));
         long now = pool.clock.now();
         long seq = nextSeq++;
         String id = "j" + seq;
@@ -84,6 +86,12 @@ final class JobLifecycle {
         long now = pool.clock.now();
         pool.engine.cancel(jobId, now);
         return end(a, "CANCELLED", null, "cancelled by " + by.role().wire() + " token " + by.tokenId(), now);
+    }
+
+    /** Its agent stopped the job at its time limit: it ends as TIMEOUT, whatever its other nodes still report. */
+    void timedOut(ActiveJob a, Integer exitCode, String where, long now) {
+        pool.engine.complete(a.id(), now);
+        end(a, "TIMEOUT", exitCode, where, now);
     }
 
     /** A round started the job: a new attempt on its nodes, whose agents get it in their desired state. */
