@@ -13,7 +13,7 @@ import java.util.Set;
 /**
  * The gpupool trace CSV (docs/contracts.md): {@code job_id,submit_time,duration,num_gpus} (seconds) and optional
  * {@code gpu_milli, gpu_mem_mib, gpu_type (A|B), tenant, user, priority, name}, plus gpupool's own
- * {@code replicas, preemptible, estimate} (seconds), and {@code model_params, model_mode, model_precision}: a job that
+ * {@code replicas, preemptible, estimate, time_limit} (seconds), and {@code model_params, model_mode, model_precision}: a job that
  * names its model (e.g. 7B, train, bf16) but gives no {@code gpu_mem_mib} gets its GPU memory from the sizing
  * advisor ({@link TraceContext#sizer()}). Unknown columns are ignored; rows may come in any order.
  */
@@ -22,7 +22,7 @@ public final class GpupoolCsvFormat implements TraceFormat {
 
     @Override
     public String description() {
-        return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate,model_params,model_mode,model_precision]";
+        return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate,time_limit,model_params,model_mode,model_precision]";
     }
 
     @Override
@@ -84,6 +84,8 @@ public final class GpupoolCsvFormat implements TraceFormat {
         b.priority((int) row.optionalInteger("priority", Integer.MIN_VALUE, Integer.MAX_VALUE, 0));
         b.preemptible(row.bool("preemptible", true));
         if (row.optional("estimate") != null) b.estimateMs(Math.round(row.number("estimate", 1e-3, 1e12) * 1000));
+        // a job still running at its limit ends there as timed out (Simulator)
+        if (row.optional("time_limit") != null) b.timeLimitMs(Math.round(row.number("time_limit", 1e-3, io.gpupool.model.TimeLimit.MAX_SECONDS) * 1000));
         return build(row, b, duration);
     }
 
