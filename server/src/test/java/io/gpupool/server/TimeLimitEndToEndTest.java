@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * that traps SIGTERM writes its checkpoint (with what the notice and its environment told it) and exits in the grace;
  * one that ignores SIGTERM is killed when the grace runs out; one whose agent restarts while it runs is still stopped at
  * its limit, counted from its start. The tenant's maximum refuses a longer limit at submission, its default fills in a
- * job without one.
+ * job without one. A drained (preempted) job gets the same notice, and its next attempt its number.
  */
 class TimeLimitEndToEndTest {
     private static final long GRACE_MS = 3000;
@@ -106,6 +106,44 @@ class TimeLimitEndToEndTest {
             s.server.pool().checkConsistency().join();
         } finally {
             if (agent != null) agent.closeAndStopJobs("test over", Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void a_drained_job_gets_the_notice_before_its_sigterm_and_its_next_attempt_knows_its_number() throws Exception {
+        ServerOptions o = TestServer.options(dir.resolve("server")).withCluster(null).withAgents(new AgentSettings(200, 10_000));
+        Path out = Files.createDirectories(dir.resolve("out"));
+        NodeAgent agent = null;
+        try (TestServer s = TestServer.start(o)) {
+            String join = s.post("/api/v1/agent-tokens", ADMIN, Map.of()).text("token");
+            agent = start(s, join, dir.resolve("node"));
+            TestServer.eventually("the node is ready", () -> s.get("/api/v1/nodes", ADMIN).body().path("nodes").findValuesAsText("state").contains("ready"));
+            String team = s.tenantWithToken("ckpt", 1);
+            // a training loop: each attempt appends its number; on SIGTERM it keeps the notice as its checkpoint's reason
+            String id = s.post("/api/v1/jobs", team, job(null, "trap 'cp \"$GPUPOOL_NOTICE_FILE\" " + out + "/notice-$GPUPOOL_ATTEMPT.json; exit 0' TERM; "
+                    + "echo \"attempt $GPUPOOL_ATTEMPT\" >> " + out + "/attempts.txt; while :; do sleep 0.1; done")).text("id");
+            TestServer.eventually(Duration.ofSeconds(30), "attempt 1 runs", () -> read(out.resolve("attempts.txt")).equals("attempt 1\n"));
+            assertThat(s.post("/api/v1/nodes/limits-1/drain", ADMIN, null).status()).isEqualTo(200);
+            TestServer.eventually(Duration.ofSeconds(30), "attempt 1 saw the notice", () -> Files.exists(out.resolve("notice-1.json")));
+            JsonNode notice = TestServer.JSON.readTree(out.resolve("notice-1.json").toFile());
+            assertThat(notice.path("phase").asText()).isEqualTo("STOPPED");
+            assertThat(notice.path("grace_seconds").asLong()).isEqualTo(3);
+            assertThat(s.post("/api/v1/nodes/limits-1/uncordon", ADMIN, null).status()).isEqualTo(200);
+            TestServer.eventually(Duration.ofSeconds(30), "attempt 2 runs", () -> read(out.resolve("attempts.txt")).equals("attempt 1\nattempt 2\n"));
+            JsonNode job = s.get("/api/v1/jobs/" + id, team).body();
+            assertThat(job.path("attempt").asInt()).isEqualTo(2);
+            assertThat(job.path("attempts").get(0).path("state").asText()).as("attempt 1 exited in its grace").isEqualTo("STOPPED");
+            assertThat(job.path("attempts").get(0).path("exitCode").asInt()).isZero();
+        } finally {
+            if (agent != null) agent.closeAndStopJobs("test over", Duration.ofSeconds(5));
+        }
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (java.io.IOException e) {
+            return "";
         }
     }
 
