@@ -42,8 +42,10 @@ import java.util.stream.Collectors;
  * the job directory's log files; nothing passes through the agent, so a busy or restarting agent never
  * blocks a job.
  *
- * <p>Stopping: SIGTERM to the group, then SIGKILL after the grace period if the wrapper still lives. When
- * the wrapper has ended, whatever is left of the group is killed, so the GPUs are really free.
+ * <p>Stopping: the stop notice ({@link StopNotice}) first, then SIGTERM to the group, then SIGKILL after the grace
+ * period if the wrapper still lives. When the wrapper has ended, whatever is left of the group is killed, so the GPUs
+ * are really free. A launch with a time limit is stopped that way at its start plus the limit (phase TIMEOUT), by this
+ * agent process or, after a restart, by the next one.
  *
  * <p>Confinement (where the node has cgroups, {@link Confinement}): each attempt gets its own cgroups, made before
  * the process starts, with the job's CPU, memory, pids and device limits; the wrapper joins them before it runs the
