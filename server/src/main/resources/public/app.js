@@ -248,6 +248,7 @@ async function showJob(id) {
         <dt>tenant</dt><dd>${esc(j.tenant)}</dd>
         <dt>asks</dt><dd>${j.numGpus} GPU${j.numGpus > 1 ? 's' : ''}${j.gpuMilli < 1000 ? ', ' + j.gpuMilli / 10 + '% compute' : ''}${j.gpuMemMib ? ', ' + j.gpuMemMib + ' MiB' : ''}${j.gpuTypes.length ? ' on ' + esc(j.gpuTypes.join('|')) : ''}</dd>
         <dt>command</dt><dd><code>${esc(j.command.join(' '))}</code></dd>
+        ${j.timeLimit ? `<dt>time limit</dt><dd id="detail-time-limit">${esc(j.timeLimit)}</dd>` : ''}
         ${j.waitReason ? `<dt>waits</dt><dd class="reason">${esc(j.waitReason)}</dd>` : ''}
         ${where ? `<dt>runs on</dt><dd>${esc(where)}</dd>` : ''}
         ${j.message ? `<dt>message</dt><dd>${esc(j.message)}</dd>` : ''}
@@ -272,6 +273,7 @@ $('submit-form').addEventListener('submit', async (e) => {
     name: $('f-name').value, numGpus: Number($('f-gpus').value), gpuMilli: Number($('f-milli').value),
     gpuMemMib: Number($('f-mem').value), command: $('f-command').value.trim().split(/\s+/),
   };
+  if ($('f-time').value.trim()) body.timeLimit = $('f-time').value.trim();
   if (state.who.role === 'admin') body.tenant = $('f-tenant').value;
   const out = $('submit-result');
   try {

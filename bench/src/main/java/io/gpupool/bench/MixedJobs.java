@@ -55,7 +55,7 @@ final class MixedJobs {
     /** A fresh job like {@code job} (same shape, tenant, user, name, priority, estimate), submitted at {@code nowMs}. */
     JobSpec like(JobSpec job, long nowMs) {
         return new JobSpec(newId(), job.tenant(), job.user(), job.name(), job.priority(), nowMs, job.shape(), job.share(),
-                job.allowedModels(), job.preemptible(), job.requireNvlink(), job.runtimeEstimateMs(), job.host());
+                job.allowedModels(), job.preemptible(), job.requireNvlink(), job.runtimeEstimateMs(), job.host(), job.timeLimitMs());
     }
 
     /** A true run time for a new job: log-uniform in 5 min..24 h. */

@@ -67,7 +67,7 @@ public final class LogsCommand extends ClientCommand {
     }
 
     private static boolean isEnded(String state) {
-        return state.equals("SUCCEEDED") || state.equals("FAILED") || state.equals("CANCELLED");
+        return state.equals("SUCCEEDED") || state.equals("FAILED") || state.equals("CANCELLED") || state.equals("TIMEOUT");
     }
 
     private static String enc(String s) {

@@ -32,6 +32,7 @@ public final class StatusCommand extends ClientCommand {
         out.printf("asks     %d GPU(s)%s%s%n", j.path("numGpus").asInt(),
                 j.path("gpuMilli").asInt() < 1000 ? ", " + j.path("gpuMilli").asInt() / 10 + "% compute" : "",
                 j.path("gpuMemMib").asLong() > 0 ? ", " + j.path("gpuMemMib").asLong() + " MiB" : "");
+        if (j.has("timeLimit")) out.println("limit    " + j.path("timeLimit").asText());
         if (!j.path("waitReason").isNull()) out.println("waits    " + j.path("waitReason").asText());
         for (JsonNode g : j.path("allocation")) {
             out.printf("runs on  %s GPU %d (%s)%n", g.path("node").asText(), g.path("gpu").asInt(),

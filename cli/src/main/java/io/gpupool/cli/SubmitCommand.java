@@ -2,6 +2,7 @@ package io.gpupool.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gpupool.model.SpecException;
+import io.gpupool.model.TimeLimit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -37,6 +38,10 @@ public final class SubmitCommand extends ClientCommand {
     Integer priority;
     @Option(names = "--estimate", paramLabel = "SEC", description = "Expected run time in seconds (helps backfill).")
     Long estimateSec;
+    @Option(names = {"-t", "--time"}, paramLabel = "LIMIT", description = "Time limit, as Slurm's --time: MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, "
+            + "DAYS-HOURS, DAYS-HOURS:MINUTES or DAYS-HOURS:MINUTES:SECONDS. At the limit the job gets SIGTERM, then SIGKILL after the agent's grace, "
+            + "and ends as TIMEOUT (default: the tenant's default limit, if any).")
+    String time;
     @Option(names = "--env", paramLabel = "K=V", description = "Environment variable for the job (repeatable).")
     Map<String, String> env = new LinkedHashMap<>();
     @Option(names = "--work-dir", paramLabel = "DIR", description = "Absolute directory the command runs in on its node (default: a fresh one per attempt).")
@@ -83,6 +88,7 @@ public final class SubmitCommand extends ClientCommand {
         if (hostMemMib != null) body.put("hostMemMib", hostMemMib);
         if (priority != null) body.put("priority", priority);
         if (estimateSec != null) body.put("estimateSec", estimateSec);
+        if (time != null) body.put("timeLimit", TimeLimit.format(TimeLimit.parseSeconds("--time", "time", time)));
         body.put("command", command);
         if (!env.isEmpty()) body.put("env", env);
         if (workDir != null) body.put("workDir", workDir);

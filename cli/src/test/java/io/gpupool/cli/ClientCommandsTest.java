@@ -62,6 +62,16 @@ class ClientCommandsTest {
             Cli.Result badPolicy = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--restart-policy", "retry", "--", "x");
             assertThat(badPolicy.exitCode()).isEqualTo(2);
             assertThat(badPolicy.err()).contains("HTTP 422", "restartPolicy", "retry");
+            // --time takes Slurm's formats; the job keeps the limit in its canonical form
+            Cli.Result limited = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--time", "1-2:03", "--output", "json",
+                    "--", "python", "long.py");
+            assertThat(limited.exitCode()).as(limited.err()).isZero();
+            assertThat(limited.out()).contains("\"timeLimit\" : \"1-02:03:00\"");
+            String limitedId = limited.out().replaceAll("(?s).*\"id\" : \"(j\\d+)\".*", "$1");
+            assertThat(Cli.run("status", "--server", url, "--token", ADMIN, limitedId).out()).contains("limit    1-02:03:00");
+            Cli.Result badTime = Cli.run("submit", "--server", url, "--token", ADMIN, "--tenant", "ml", "--time", "soon", "--", "x");
+            assertThat(badTime.exitCode()).isEqualTo(2);
+            assertThat(badTime.err()).contains("--time", "'soon' is not a time limit");
 
             // a member token bound to a Unix account: its jobs run as that account, whatever they ask
             Cli.Result token = Cli.run("token", "--server", url, "--token", ADMIN, "ml", "--unix-user", "alice", "--label", "ci");

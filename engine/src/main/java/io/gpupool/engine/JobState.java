@@ -129,13 +129,17 @@ public final class JobState {
         return shapeKey;
     }
 
-    /** The predictor's current run-time prediction for this job; the predictor's view of it is made once ({@link RuntimePredictor#track}). */
+    /**
+     * The predictor's current run-time prediction for this job, never more than its time limit (the job is stopped
+     * there, so it cannot run longer); the predictor's view of it is made once ({@link RuntimePredictor#track}).
+     */
     public long predictedRuntimeMs(RuntimePredictor predictor) {
         if (predictor != predictedBy) {
             prediction = predictor.track(spec);
             predictedBy = predictor;
         }
-        return prediction.ms();
+        long ms = prediction.ms();
+        return spec.timeLimitMs().isPresent() ? Math.min(ms, spec.timeLimitMs().getAsLong()) : ms;
     }
 
     /** Shares one string among the jobs of a shape, so that memos keyed on it compare by identity first. */

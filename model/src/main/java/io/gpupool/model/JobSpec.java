@@ -20,6 +20,8 @@ import java.util.Set;
  * @param runtimeEstimateMs the user's run-time estimate, if given
  * @param host              host CPU and memory each replica needs on its node ({@link HostResources#NONE}:
  *                          not asked for, the default)
+ * @param timeLimitMs       how long the job may run before it is stopped and ends as timed out ({@link TimeLimit}),
+ *                          if it has a limit; the engine takes it as the upper bound of the job's run time
  */
 public record JobSpec(
         String id,
@@ -34,7 +36,16 @@ public record JobSpec(
         boolean preemptible,
         boolean requireNvlink,
         OptionalLong runtimeEstimateMs,
-        HostResources host) {
+        HostResources host,
+        OptionalLong timeLimitMs) {
+
+    /** A job without a time limit (every caller before time limits existed). */
+    public JobSpec(String id, String tenant, String user, String name, int priority, long submitTimeMs, GangShape shape,
+                   GpuShare share, Set<String> allowedModels, boolean preemptible, boolean requireNvlink,
+                   OptionalLong runtimeEstimateMs, HostResources host) {
+        this(id, tenant, user, name, priority, submitTimeMs, shape, share, allowedModels, preemptible, requireNvlink,
+                runtimeEstimateMs, host, OptionalLong.empty());
+    }
 
     /** A job that asks for no host resources (every caller before host resources existed). */
     public JobSpec(String id, String tenant, String user, String name, int priority, long submitTimeMs, GangShape shape,
@@ -66,6 +77,14 @@ public record JobSpec(
         if (runtimeEstimateMs.isPresent() && runtimeEstimateMs.getAsLong() <= 0) {
             throw new SpecException(where, "runtime_estimate", "must be > 0");
         }
+        if (timeLimitMs == null) timeLimitMs = OptionalLong.empty();
+        if (timeLimitMs.isPresent() && timeLimitMs.getAsLong() <= 0) throw new SpecException(where, "time_limit", "must be > 0");
+    }
+
+    /** This job with another time limit (empty: none). */
+    public JobSpec withTimeLimitMs(OptionalLong limit) {
+        return new JobSpec(id, tenant, user, name, priority, submitTimeMs, shape, share, allowedModels, preemptible,
+                requireNvlink, runtimeEstimateMs, host, limit);
     }
 
     public int totalGpus() {
@@ -105,6 +124,7 @@ public record JobSpec(
         private boolean requireNvlink;
         private OptionalLong estimate = OptionalLong.empty();
         private HostResources host = HostResources.NONE;
+        private OptionalLong timeLimit = OptionalLong.empty();
 
         private Builder(String id) { this.id = id; }
 
@@ -125,12 +145,14 @@ public record JobSpec(
         public Builder estimateMs(long v) { estimate = OptionalLong.of(v); return this; }
         public Builder estimateSec(long v) { estimate = OptionalLong.of(v * 1000); return this; }
         public Builder host(HostResources v) { host = v; return this; }
+        public Builder timeLimitMs(long v) { timeLimit = OptionalLong.of(v); return this; }
+        public Builder timeLimitSec(long v) { timeLimit = OptionalLong.of(v * 1000); return this; }
         /** Host CPU (thousandths of a core) and memory (MiB) per replica. */
         public Builder host(long cpuMilli, long memoryMib) { host = new HostResources(cpuMilli, memoryMib); return this; }
 
         public JobSpec build() {
             return new JobSpec(id, tenant, user, name, priority, submitTimeMs, shape, share, allowedModels,
-                    preemptible, requireNvlink, estimate, host);
+                    preemptible, requireNvlink, estimate, host, timeLimit);
         }
     }
 }

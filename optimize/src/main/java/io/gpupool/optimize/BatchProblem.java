@@ -89,7 +89,7 @@ public final class BatchProblem {
                 if (l < bestLoad - 1e-12) { best = m; bestLoad = l; }
             }
             out[j] = new JobSpec(s.id(), s.tenant(), s.user(), s.name(), s.priority(), s.submitTimeMs(), s.shape(), s.share(),
-                    java.util.Set.of(best), s.preemptible(), s.requireNvlink(), s.runtimeEstimateMs(), s.host());
+                    java.util.Set.of(best), s.preemptible(), s.requireNvlink(), s.runtimeEstimateMs(), s.host(), s.timeLimitMs());
         }
         return out;
     }

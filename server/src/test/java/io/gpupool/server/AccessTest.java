@@ -1,5 +1,6 @@
 package io.gpupool.server;
 
+import io.gpupool.agent.protocol.AgentProtocolVersion;
 import io.gpupool.server.TestServer.Reply;
 import io.gpupool.server.api.RouteTable;
 import org.junit.jupiter.api.AfterAll;
@@ -45,6 +46,13 @@ class AccessTest {
         s.close();
     }
 
+    /** An agent's call: it announces the protocol version it speaks, as the agent does. */
+    private static final Map<String, String> PROTOCOL = Map.of(AgentProtocolVersion.HEADER, Integer.toString(AgentProtocolVersion.CURRENT));
+
+    private Reply agentPost(String path, String token, Object body) {
+        return s.call("POST", path, token, body, PROTOCOL);
+    }
+
     private static String concrete(String path) {
         return path.replace("{id}", "j1").replace("{name}", "a");
     }
@@ -60,7 +68,8 @@ class AccessTest {
                 continue;
             }
             for (String token : new String[] {null, "gp_nope_nope", ""}) {
-                Reply reply = s.call(r.method().toUpperCase(), concrete(r.path()), token, r.method().equals("get") || r.method().equals("delete") ? null : "{}", Map.of());
+                Reply reply = s.call(r.method().toUpperCase(), concrete(r.path()), token, r.method().equals("get") || r.method().equals("delete") ? null : "{}",
+                        r.path().startsWith("/api/v1/agent/") ? PROTOCOL : Map.of());
                 assertThat(reply.status()).as("%s %s with token %s", r.method(), r.path(), token).isEqualTo(401);
                 assertThat(reply.text("field")).isEqualTo("Authorization");
                 assertThat(reply.raw().headers().firstValue("WWW-Authenticate")).isPresent();
@@ -114,21 +123,21 @@ class AccessTest {
         String c1 = n1.register().nodeToken();
         n2.register();
         Map<String, Object> own = report("acc-n1");
-        Reply other = s.post("/api/v1/agent/nodes/acc-n2/report", c1, report("acc-n2"));
+        Reply other = agentPost("/api/v1/agent/nodes/acc-n2/report", c1, report("acc-n2"));
         assertThat(other.status()).isEqualTo(403);
         assertThat(other.text("rule")).contains("acts for node 'acc-n1' only");
-        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", agent, own).status()).isEqualTo(403); // a join token only registers
-        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", ADMIN, own).status()).isEqualTo(403);
+        assertThat(agentPost("/api/v1/agent/nodes/acc-n1/report", agent, own).status()).isEqualTo(403); // a join token only registers
+        assertThat(agentPost("/api/v1/agent/nodes/acc-n1/report", ADMIN, own).status()).isEqualTo(403);
         assertThat(s.post("/api/v1/jobs", c1, Map.of("tenant", "a", "numGpus", 1, "command", List.of("x"))).status()).isEqualTo(403);
         assertThat(s.get("/api/v1/jobs/" + bobsJob, c1).status()).isEqualTo(403);
-        assertThat(s.post("/api/v1/agent/register", c1, Map.of("node_name", "acc-n3")).status()).isEqualTo(403);
+        assertThat(agentPost("/api/v1/agent/register", c1, Map.of("node_name", "acc-n3")).status()).isEqualTo(403);
         assertThat(s.post("/api/v1/agent-tokens", c1, Map.of()).status()).isEqualTo(403);
         assertThat(s.get("/api/v1/events", c1).status()).isEqualTo(403);
-        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", c1, own).status()).isEqualTo(200);
+        assertThat(agentPost("/api/v1/agent/nodes/acc-n1/report", c1, own).status()).isEqualTo(200);
         String c1again = n1.register().nodeToken();
-        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", c1, own).status()).isEqualTo(401); // revoked
-        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", c1again, own).status()).isEqualTo(200);
-        assertThat(s.post("/api/v1/agent/nodes/acc-n1/report", c1again, report("acc-n2")).status()).isEqualTo(422); // node_id must be the path's
+        assertThat(agentPost("/api/v1/agent/nodes/acc-n1/report", c1, own).status()).isEqualTo(401); // revoked
+        assertThat(agentPost("/api/v1/agent/nodes/acc-n1/report", c1again, own).status()).isEqualTo(200);
+        assertThat(agentPost("/api/v1/agent/nodes/acc-n1/report", c1again, report("acc-n2")).status()).isEqualTo(422); // node_id must be the path's
     }
 
     private static Map<String, Object> report(String node) {
@@ -141,8 +150,8 @@ class AccessTest {
         assertThat(s.post("/api/v1/tenants/a/tokens", alice, Map.of()).status()).isEqualTo(403);
         assertThat(s.post("/api/v1/nodes/a100-80gb-0000/drain", alice, null).status()).isEqualTo(403);
         assertThat(s.call("PUT", "/api/v1/config", alice, Map.of("policy", "fcfs"), Map.of()).status()).isEqualTo(403);
-        assertThat(s.post("/api/v1/agent/register", alice, Map.of("node_name", "x")).status()).isEqualTo(403);
-        assertThat(s.post("/api/v1/agent/nodes/a100-80gb-0000/report", alice, Map.of("node_id", "a100-80gb-0000")).status()).isEqualTo(403);
+        assertThat(agentPost("/api/v1/agent/register", alice, Map.of("node_name", "x")).status()).isEqualTo(403);
+        assertThat(agentPost("/api/v1/agent/nodes/a100-80gb-0000/report", alice, Map.of("node_id", "a100-80gb-0000")).status()).isEqualTo(403);
         assertThat(s.get("/api/v1/whoami", alice).body().path("tenant").asText()).isEqualTo("a");
     }
 

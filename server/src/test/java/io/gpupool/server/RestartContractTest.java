@@ -70,6 +70,36 @@ abstract class RestartContractTest {
         }
     }
 
+    @Test
+    void a_restart_keeps_the_time_limits_of_tenants_and_jobs() {
+        String token;
+        String id;
+        try (TestServer s = TestServer.start(options())) {
+            assertThat(s.post("/api/v1/tenants", ADMIN, Map.of("name", "lim", "defaultTimeLimit", "2:00:00", "maxTimeLimit", "1-00")).status())
+                    .isEqualTo(201);
+            token = s.post("/api/v1/tenants/lim/tokens", ADMIN, Map.of()).text("token");
+            id = s.post("/api/v1/jobs", token, Map.of("numGpus", 1, "timeLimit", 45, "command", List.of("run"))).text("id");
+        }
+        try (TestServer s = TestServer.start(options())) {
+            JsonNode lim = null;
+            for (JsonNode t : s.get("/api/v1/tenants", ADMIN).body().path("tenants")) if (t.path("name").asText().equals("lim")) lim = t;
+            assertThat(lim).isNotNull();
+            assertThat(lim.path("defaultTimeLimitSec").asLong()).isEqualTo(7200);
+            assertThat(lim.path("maxTimeLimitSec").asLong()).isEqualTo(86_400);
+            assertThat(s.get("/api/v1/jobs/" + id, token).text("timeLimit")).isEqualTo("00:45:00");
+            Reply over = s.post("/api/v1/jobs", token, Map.of("numGpus", 1, "timeLimit", "1-00:00:01", "command", List.of("run")));
+            assertThat(over.status()).isEqualTo(422);
+            assertThat(over.text("field")).isEqualTo("timeLimit");
+            String defaulted = s.post("/api/v1/jobs", token, Map.of("numGpus", 1, "command", List.of("run"))).text("id");
+            assertThat(s.get("/api/v1/jobs/" + defaulted, token).text("timeLimit")).isEqualTo("02:00:00");
+            // an update removes the default (null) and keeps the maximum (absent)
+            Reply changed = s.call("PUT", "/api/v1/tenants/lim", ADMIN, java.util.Collections.singletonMap("defaultTimeLimit", null), Map.of());
+            assertThat(changed.status()).isEqualTo(200);
+            assertThat(changed.body().path("defaultTimeLimitSec").asLong()).isZero();
+            assertThat(changed.body().path("maxTimeLimitSec").asLong()).isEqualTo(86_400);
+        }
+    }
+
     // ---- the learned run-time predictor ---------------------------------------------------------
 
     private static final io.gpupool.model.JobSpec LONG_RUN = io.gpupool.model.JobSpec.builder("probe").user("alice").name("train-long").build();

@@ -35,6 +35,11 @@ import java.util.function.Supplier;
  * resume, with their attained service kept. Deterministic: the same trace and configuration give the same
  * result.
  *
+ * <p>Time limits: a run ends at the earlier of the job's remaining duration and its time limit counted from the run's
+ * start (each run of a preempted job gets the whole limit again, as each attempt does on the service); a run the limit
+ * cuts short ends the job as timed out ({@link JobOutcome#timedOut}). The engine sees the limit as the upper bound of
+ * the job's run time (backfill, prediction), and the oracle of a limited job answers at most the limit.
+ *
  * <p>Streaming: the trace is pulled one job at a time and a job is forgotten by the engine as soon as it
  * completes, so memory follows the jobs queued or running, not the trace length.
  */
@@ -99,8 +104,8 @@ public final class Simulator {
         Active(TraceJob job) { this.job = job; }
     }
 
-    /** A completion scheduled for a run; stale when the job was preempted since (version changed). */
-    private record Completion(long atMs, long seq, String jobId, int version) {}
+    /** A completion scheduled for a run ({@code timeout}: the time limit ends it); stale when the job was preempted since (version changed). */
+    private record Completion(long atMs, long seq, String jobId, int version, boolean timeout) {}
 
     public SimulationResult run(List<TraceJob> jobs) {
         return run(Trace.of("trace", jobs));
@@ -108,7 +113,7 @@ public final class Simulator {
 
     public SimulationResult run(Trace trace) {
         Map<String, Active> active = new HashMap<>();
-        Scheduler scheduler = new Scheduler(cluster, config, id -> active.get(id).job.durationMs());
+        Scheduler scheduler = new Scheduler(cluster, config, id -> ranAtMost(active.get(id).job));
         if (predictor != null) scheduler.setPredictor(predictor.get());
         scheduler.setBatchPlacer(batchPlacer);
         SimulationRecorder rec = new SimulationRecorder(scheduler.cluster(), config.tenants(), fairnessWindowMs);
@@ -133,11 +138,13 @@ public final class Simulator {
                     Completion c = completions.poll();
                     Active a = active.get(c.jobId());
                     if (a == null || a.version != c.version()) continue;
+                    // what it ran: all of its duration, or up to the limit that stopped it (over all its runs)
+                    long ranMs = c.timeout() ? scheduler.job(c.jobId()).attainedMs(now) : a.job.durationMs();
                     scheduler.complete(c.jobId(), now);
                     JobState j = scheduler.job(c.jobId());
                     JobSpec s = a.job.spec();
                     JobOutcome o = new JobOutcome(s.id(), s.tenant(), s.submitTimeMs(), j.firstStartMs(), j.endMs(),
-                            a.job.durationMs(), j.gpuUnits(), j.waitedMs(j.endMs()), j.preemptions());
+                            ranMs, j.gpuUnits(), j.waitedMs(j.endMs()), j.preemptions(), c.timeout());
                     rec.completed(s, o, a.nodes);
                     workflows.completed(a.job, scheduler);
                     onJobDone.accept(o);
@@ -179,8 +186,9 @@ public final class Simulator {
                     a.version++;
                     a.nodes = nodesOf(j);
                     rec.started(a.job.spec(), a.nodes);
-                    long remaining = a.job.durationMs() - j.attainedMs(now);
-                    completions.add(new Completion(now + Math.max(1, remaining), completionSeq++, id, a.version));
+                    long remaining = Math.max(1, a.job.durationMs() - j.attainedMs(now));
+                    long limit = a.job.spec().timeLimitMs().orElse(Long.MAX_VALUE);
+                    completions.add(new Completion(now + Math.min(remaining, limit), completionSeq++, id, a.version, limit < remaining));
                 }
                 rec.instantDone();
                 if (finished - lastProgress >= 1000) {
@@ -198,6 +206,11 @@ public final class Simulator {
         progress.update(total, total);
         return rec.finish(config.policy() + (batchPlacer == null ? "" : "+batch:" + batchPlacer.name()), config.placement().label(), trace.label(), scheduler.pendingJobs().size(), unfinished,
                 preemptions, rounds);
+    }
+
+    /** What the job runs for in one go: its duration, or its time limit when that is shorter. */
+    private static long ranAtMost(TraceJob job) {
+        return Math.min(job.durationMs(), job.spec().timeLimitMs().orElse(Long.MAX_VALUE));
     }
 
     private static boolean isStale(Completion c, Map<String, Active> active) {

@@ -5,7 +5,7 @@ package io.gpupool.store;
  *
  * @param grants     the grants on this node as JSON (the service writes and reads it)
  * @param assignedMs when the server placed the attempt
- * @param state      ASSIGNED, RUNNING, STOPPING, then SUCCEEDED, FAILED, STOPPED or LOST
+ * @param state      ASSIGNED, RUNNING, STOPPING, then SUCCEEDED, FAILED, STOPPED, LOST or TIMEOUT
  * @param startedMs  when the process started (the agent's clock); null until it reports
  * @param endedMs    when it ended
  */

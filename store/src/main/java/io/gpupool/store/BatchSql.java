@@ -180,7 +180,7 @@ final class BatchSql {
              PreparedStatement other = c.prepareStatement("UPDATE job_attempts SET state = ?, pid = COALESCE(?, pid), "
                 + "started_ms = COALESCE(?, started_ms), ended_ms = COALESCE(?, ended_ms), exit_code = COALESCE(?, exit_code), "
                 + "message = COALESCE(?, message) WHERE job_id = ? AND attempt = ? AND node = ? "
-                + "AND (state IN ('ASSIGNED', 'RUNNING', 'STOPPING') OR (state = 'LOST' AND CAST(? AS VARCHAR(16)) IN ('SUCCEEDED', 'FAILED', 'STOPPED')))")) {
+                + "AND (state IN ('ASSIGNED', 'RUNNING', 'STOPPING') OR (state = 'LOST' AND CAST(? AS VARCHAR(16)) IN ('SUCCEEDED', 'FAILED', 'STOPPED', 'TIMEOUT')))")) {
             int nStarted = 0;
             int nOther = 0;
             for (AttemptUpdate u : updates) {
@@ -251,9 +251,12 @@ final class BatchSql {
     private static void applyOne(Connection c, Write w) throws SQLException {
         switch (w) {
             case Write.PutTenant(TenantRow t) -> update(c, "INSERT INTO tenants (name, weight, guaranteed_gpus, limit_gpus, created_ms, "
-                    + "shared_account_nodes) VALUES (?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET weight = excluded.weight, "
-                    + "guaranteed_gpus = excluded.guaranteed_gpus, limit_gpus = excluded.limit_gpus, shared_account_nodes = excluded.shared_account_nodes",
-                    t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus(), t.createdMs(), t.sharedAccountNodes() ? 1 : 0);
+                    + "shared_account_nodes, default_time_limit_s, max_time_limit_s) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (name) DO UPDATE SET "
+                    + "weight = excluded.weight, guaranteed_gpus = excluded.guaranteed_gpus, limit_gpus = excluded.limit_gpus, "
+                    + "shared_account_nodes = excluded.shared_account_nodes, default_time_limit_s = excluded.default_time_limit_s, "
+                    + "max_time_limit_s = excluded.max_time_limit_s",
+                    t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus(), t.createdMs(), t.sharedAccountNodes() ? 1 : 0,
+                    t.defaultTimeLimitSec(), t.maxTimeLimitSec());
             case Write.PutToken(TokenRow t) -> update(c, "INSERT INTO tokens (id, hash, role, tenant, label, created_ms, node, unix_user) "
                     + "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING",
                     t.id(), t.hash(), t.role(), t.tenant(), t.label(), t.createdMs(), t.node(), t.unixUser());

@@ -38,8 +38,10 @@ public final class Store implements AutoCloseable {
     /** Everything a restarting service needs to carry on. */
     public RecoveredState recover() {
         try (Connection c = db.connection()) {
-            List<TenantRow> tenants = query(c, "SELECT name, weight, guaranteed_gpus, limit_gpus, created_ms, shared_account_nodes FROM tenants ORDER BY name",
-                    rs -> new TenantRow(rs.getString(1), rs.getDouble(2), rs.getDouble(3), rs.getDouble(4), rs.getLong(5), rs.getInt(6) != 0));
+            List<TenantRow> tenants = query(c, "SELECT name, weight, guaranteed_gpus, limit_gpus, created_ms, shared_account_nodes, "
+                            + "default_time_limit_s, max_time_limit_s FROM tenants ORDER BY name",
+                    rs -> new TenantRow(rs.getString(1), rs.getDouble(2), rs.getDouble(3), rs.getDouble(4), rs.getLong(5), rs.getInt(6) != 0,
+                            rs.getLong(7), rs.getLong(8)));
             List<TokenRow> tokens = query(c, "SELECT id, hash, role, tenant, label, created_ms, node, unix_user FROM tokens ORDER BY created_ms, id",
                     rs -> new TokenRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getLong(6),
                             rs.getString(7), rs.getString(8)));

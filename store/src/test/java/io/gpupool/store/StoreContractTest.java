@@ -121,6 +121,14 @@ abstract class StoreContractTest {
     }
 
     @Test
+    void a_tenants_time_limits_are_stored_and_updated() {
+        commit(new Write.PutTenant(new TenantRow("t1", 1, 0, 0, 5, false, 3600, 86_400)));
+        assertThat(store.recover().tenants()).containsExactly(new TenantRow("t1", 1, 0, 0, 5, false, 3600, 86_400));
+        commit(new Write.PutTenant(new TenantRow("t1", 1, 0, 0, 5, true, 0, 7200)));
+        assertThat(store.recover().tenants()).containsExactly(new TenantRow("t1", 1, 0, 0, 5, true, 0, 7200));
+    }
+
+    @Test
     void tenants_tokens_nodes_and_settings_are_upserted() {
         commit(new Write.PutTenant(new TenantRow("t1", 1, 0, 0, 5)), new Write.PutTenant(new TenantRow("t1", 3, 2, 8, 9)),
                 new Write.PutToken(new TokenRow("tok1", "ab".repeat(32), "member", "t1", "ci", 5, null, "alice")),

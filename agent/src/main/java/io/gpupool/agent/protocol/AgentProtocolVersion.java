@@ -13,8 +13,11 @@ import java.net.URI;
  * one, so a missing header reads as 1 on both ends.
  */
 public final class AgentProtocolVersion {
-    /** The version this build speaks. */
-    public static final int CURRENT = 1;
+    /**
+     * The version this build speaks. 2: launches carry a time limit the agent must enforce, and reports may say TIMEOUT
+     * (an agent of version 1 would run such a job without its limit; a server of version 1 cannot read the phase).
+     */
+    public static final int CURRENT = 2;
     /** What an end that announces no version speaks: the protocol before versions were announced. */
     public static final int UNANNOUNCED = 1;
     public static final String HEADER = "Gpupool-Agent-Protocol";

@@ -22,9 +22,13 @@ import java.util.Set;
  *                nothing asked): no CPU or memory limit for this job, only the node's device and pids limits
  * @param runAs   the Unix account the command runs as; null = the agent's account for jobs without one
  *                (its unbound account when the agent is root)
+ * @param timeLimitMs how long the attempt may run, from its start on the node; at the limit the agent stops it (SIGTERM,
+ *                the grace, SIGKILL) and reports TIMEOUT. Null = no limit. Kept in the job directory's launch record, so
+ *                a restarted agent still enforces it
  */
 public record JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir,
-                        List<GrantedGpu> gpus, @JsonInclude(JsonInclude.Include.NON_NULL) HostResources host, String runAs) {
+                        List<GrantedGpu> gpus, @JsonInclude(JsonInclude.Include.NON_NULL) HostResources host, String runAs,
+                        @JsonInclude(JsonInclude.Include.NON_NULL) Long timeLimitMs) {
 
     public JobLaunch {
         JobKey key = new JobKey(jobId, attempt); // validates id and attempt
@@ -43,6 +47,7 @@ public record JobLaunch(String jobId, int attempt, List<String> command, Map<Str
         if (runAs != null && (runAs.isEmpty() || runAs.length() > 64 || !runAs.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != ':' && c != '/'))) {
             throw new SpecException(where, "run_as", "'" + runAs + "' is not a Unix account name");
         }
+        if (timeLimitMs != null && timeLimitMs <= 0) throw new SpecException(where, "time_limit_ms", "must be > 0, got " + timeLimitMs);
         for (String name : env.keySet()) {
             if (name.isEmpty() || name.contains("=") || name.indexOf('\0') >= 0) {
                 throw new SpecException(where, "env", "'" + name + "' is not a valid variable name");
@@ -50,9 +55,15 @@ public record JobLaunch(String jobId, int attempt, List<String> command, Map<Str
         }
     }
 
+    /** A launch without a time limit. */
+    public JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir,
+                     List<GrantedGpu> gpus, HostResources host, String runAs) {
+        this(jobId, attempt, command, env, workDir, gpus, host, runAs, null);
+    }
+
     /** A launch without host resources (no CPU or memory limit) and without an account of its own. */
     public JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir, List<GrantedGpu> gpus) {
-        this(jobId, attempt, command, env, workDir, gpus, null, null);
+        this(jobId, attempt, command, env, workDir, gpus, null, null, null);
     }
 
     public JobKey key() {

@@ -12,7 +12,9 @@ public enum JobPhase {
     /** The agent stopped it because the server no longer wanted it (cancel, preemption, reassignment). */
     STOPPED,
     /** It ended while the agent was down and left no exit code. */
-    LOST;
+    LOST,
+    /** The agent stopped it at its time limit ({@link JobLaunch#timeLimitMs}): SIGTERM, the grace, then SIGKILL. */
+    TIMEOUT;
 
     public boolean terminal() {
         return this != RUNNING;

@@ -25,6 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -40,8 +42,10 @@ import java.util.stream.Collectors;
  * the job directory's log files; nothing passes through the agent, so a busy or restarting agent never
  * blocks a job.
  *
- * <p>Stopping: SIGTERM to the group, then SIGKILL after the grace period if the wrapper still lives. When
- * the wrapper has ended, whatever is left of the group is killed, so the GPUs are really free.
+ * <p>Stopping: the stop notice ({@link StopNotice}) first, then SIGTERM to the group, then SIGKILL after the grace
+ * period if the wrapper still lives. When the wrapper has ended, whatever is left of the group is killed, so the GPUs
+ * are really free. A launch with a time limit is stopped that way at its start plus the limit (phase TIMEOUT), by this
+ * agent process or, after a restart, by the next one.
  *
  * <p>Confinement (where the node has cgroups, {@link Confinement}): each attempt gets its own cgroups, made before
  * the process starts, with the job's CPU, memory, pids and device limits; the wrapper joins them before it runs the
@@ -83,6 +87,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     private final ExecutorService watchers = Executors.newVirtualThreadPerTaskExecutor();
     private final Map<JobKey, RunningJob> running = new ConcurrentHashMap<>();
     private final Map<String, Boolean> memoryWarned = new ConcurrentHashMap<>();
+    private final Map<JobKey, ScheduledFuture<?>> timeLimits = new ConcurrentHashMap<>();
     private final JobSpawner spawner;
     private final AccountSwitch accounts;
     private final Confinement confinement;
@@ -104,7 +109,9 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         this.store = new JobStore(config.workDir());
         this.gpusByUuid = gpus.stream().collect(Collectors.toUnmodifiableMap(GpuInfo::uuid, Function.identity()));
         this.listener = listener;
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("gpupool-job-timer").unstarted(r));
+        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> Thread.ofPlatform().daemon().name("gpupool-job-timer").unstarted(r));
+        t.setRemoveOnCancelPolicy(true); // a job's time-limit task goes when the job ends, not days later
+        this.timer = t;
     }
 
     public JobStore store() {
@@ -148,6 +155,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             AccountSwitch.Plan plan = accounts.plan(launch);
             if (plan instanceof AccountSwitch.Plan.Refuse r) throw new SpecException("job " + key, "run_as", r.reason());
             Map<String, String> env = JobEnvironment.of(launch, gpusByUuid, System.getenv(), config.passThroughEnv());
+            env.putAll(StopNotice.environment(dir, config.killGrace()));
             List<Integer> minors = launch.gpus().stream().map(g -> gpusByUuid.get(g.uuid()).deviceMinor()).toList();
             if (!minors.isEmpty()) {
                 env.put("GPUPOOL_DEVICE_NODES", String.join(",", minors.stream().map(m -> confinement.devices().gpuNode(m).toString()).toList()));
@@ -175,6 +183,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             RunningJob job = new RunningJob(launch, dir, p.handle(), p.exitValue(), now, p.ownSession(), cgroup);
             running.put(key, job);
             listener.started(job);
+            watchTimeLimit(job);
             p.exitValue().whenCompleteAsync((c, t) -> ended(job), watchers);
             return new StartResult.Started(job);
         } catch (IOException | SpecException e) {
@@ -243,6 +252,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
                         ProcFs.sessionId(alive.get().pid()).orElse(-1) == alive.get().pid(), cgroup);
                 running.put(job.key(), job);
                 adopted.add(job);
+                watchTimeLimit(job); // from the launch record and the recorded start: the limit outlives the agent
                 alive.get().onExit().whenCompleteAsync((h, t) -> ended(job), watchers);
             } else {
                 long startedAt = rec.map(JobDirectory.ProcessRecord::startedAtMs).orElse(System.currentTimeMillis());
@@ -266,7 +276,8 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     /**
      * Stops a job: SIGTERM to its process group, SIGKILL after the grace period.
      *
-     * @param phase  STOPPED (the server no longer wants it) or FAILED (the agent's own verdict, e.g. memory)
+     * @param phase  STOPPED (the server no longer wants it), FAILED (the agent's own verdict, e.g. memory) or TIMEOUT
+     *               (its time limit)
      * @param reason why, for the report
      * @return false if no such job runs
      */
@@ -279,6 +290,11 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         RunningJob job = running.get(key);
         if (job == null) return false;
         if (!job.requestStop(phase, reason)) return true;
+        try {
+            StopNotice.write(job.directory(), new StopNotice(reason, phase, System.currentTimeMillis() + grace.toMillis(), grace.toSeconds()));
+        } catch (IOException e) {
+            // the SIGTERM still comes; only the notice is missing
+        }
         signal(job, ProcessSignals.SIGTERM);
         timer.schedule(() -> {
             if (job.handle().isAlive()) {
@@ -288,6 +304,15 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             }
         }, grace.toMillis(), TimeUnit.MILLISECONDS);
         return true;
+    }
+
+    /** Stops the job at its start on this node plus its time limit, if it has one (at once if that has passed). */
+    private void watchTimeLimit(RunningJob job) {
+        Long limit = job.launch().timeLimitMs();
+        if (limit == null) return;
+        long delay = Math.max(0, job.startedAtMs() + limit - System.currentTimeMillis());
+        String reason = "timeout: time limit " + io.gpupool.model.TimeLimit.format(Math.ceilDiv(limit, 1000)) + " reached";
+        timeLimits.put(job.key(), timer.schedule(() -> stop(job.key(), JobPhase.TIMEOUT, reason), delay, TimeUnit.MILLISECONDS));
     }
 
     /** SIGKILL to everything in the job's cgroups, processes outside its process group included. */
@@ -391,6 +416,8 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         }
         // Off the running list first, so whoever hears of the end sees the job's GPUs as released.
         running.remove(job.key());
+        ScheduledFuture<?> limit = timeLimits.remove(job.key());
+        if (limit != null) limit.cancel(false);
         memoryWarned.keySet().removeIf(k -> k.startsWith(job.key() + "/"));
         record(job.directory(), end, job.launch());
         job.end().complete(end);

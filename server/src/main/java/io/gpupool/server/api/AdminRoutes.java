@@ -25,7 +25,8 @@ import static io.gpupool.server.api.Requests.await;
 
 /** Tenants, tokens and the scheduler configuration (admin), and who-am-I (everyone). */
 final class AdminRoutes {
-    private static final Set<String> TENANT_FIELDS = Set.of("name", "weight", "guaranteedGpus", "limitGpus", "sharedAccountNodes");
+    private static final Set<String> TENANT_FIELDS = Set.of("name", "weight", "guaranteedGpus", "limitGpus", "sharedAccountNodes",
+            "defaultTimeLimit", "maxTimeLimit");
     private static final Set<String> TOKEN_FIELDS = Set.of("label");
     private static final Set<String> MEMBER_TOKEN_FIELDS = Set.of("label", "unixUser");
     private final PoolService pool;
@@ -74,20 +75,30 @@ final class AdminRoutes {
         if (!f.has("name")) throw ServiceException.invalid("name", "is required");
         String name = f.name("name", null);
         TenantRow row = await(pool.putTenant(name, f.number("weight", 1, 1e-6, 1e6), f.number("guaranteedGpus", 0, 0, 1e6),
-                f.number("limitGpus", 0, 0, 1e6), f.bool("sharedAccountNodes", false), true));
+                f.number("limitGpus", 0, 0, 1e6), f.bool("sharedAccountNodes", false), f.timeLimitSec("defaultTimeLimit", 0),
+                f.timeLimitSec("maxTimeLimit", 0), true));
         Json.send(ctx, 201, row);
     }
 
     private void updateTenant(Context ctx) {
         Requests.require(ctx, "change tenants", Role.ADMIN);
         String name = ctx.pathParam("name");
-        Fields f = Fields.of(Requests.json(ctx), "", Set.of("weight", "guaranteedGpus", "limitGpus", "sharedAccountNodes"));
+        Fields f = Fields.of(Requests.json(ctx), "", Set.of("weight", "guaranteedGpus", "limitGpus", "sharedAccountNodes",
+                "defaultTimeLimit", "maxTimeLimit"));
         TenantRow old = await(pool.tenants()).stream().filter(t -> t.name().equals(name)).findFirst()
                 .orElseThrow(() -> ServiceException.notFound("tenant '" + Requests.clip(name) + "'"));
         TenantRow row = await(pool.putTenant(name, f.number("weight", old.weight(), 1e-6, 1e6),
                 f.number("guaranteedGpus", old.guaranteedGpus(), 0, 1e6), f.number("limitGpus", old.limitGpus(), 0, 1e6),
-                f.bool("sharedAccountNodes", old.sharedAccountNodes()), false));
+                f.bool("sharedAccountNodes", old.sharedAccountNodes()), timeLimitOrNone(f, "defaultTimeLimit", old.defaultTimeLimitSec()),
+                timeLimitOrNone(f, "maxTimeLimit", old.maxTimeLimitSec()), false));
         Json.send(ctx, 200, row);
+    }
+
+    /** An update's time limit: absent keeps the old one, JSON null removes it (0). */
+    private static long timeLimitOrNone(Fields f, String field, long old) {
+        JsonNode v = f.raw(field);
+        if (v == null) return old;
+        return v.isNull() ? 0 : f.timeLimitSec(field, old);
     }
 
     private void memberToken(Context ctx) {

@@ -33,7 +33,7 @@ import static io.gpupool.server.api.Requests.await;
 
 /** /api/v1/jobs: submit, get, list, cancel, events, logs (members see only their tenant's jobs). */
 final class JobRoutes {
-    static final Set<String> STATES = Set.of("PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED");
+    static final Set<String> STATES = Set.of("PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "TIMEOUT");
     private final PoolService pool;
     private final Store store;
     private final GpuCatalog catalog;

@@ -256,6 +256,7 @@ final class AgentProtocol {
                     jobs.end(a, "FAILED", st.exitCode(), where, now);
                 }
             }
+            case TIMEOUT -> jobs.timedOut(a, st.exitCode(), where, now);
             // the server did not ask for this end (it would have released the attempt first): the run is lost
             case STOPPED, LOST -> jobs.lostAttempt(a, where, now);
         }
@@ -278,7 +279,8 @@ final class AgentProtocol {
             ActiveJob a = pool.active.get(j.id());
             // the replica's host CPU and RAM become its cgroup's limits on the node (none asked: no limit)
             launches.add(new JobLaunch(j.id(), a.row.attempt(), a.request.command(), ArrayTask.launchEnv(a.array, a.request.env()), a.request.workDir(), mine,
-                    new HostResources(a.request.cpuMilli(), a.request.hostMemMib()), a.request.runAs()));
+                    new HostResources(a.request.cpuMilli(), a.request.hostMemMib()), a.request.runAs(),
+                    a.request.timeLimitSec() > 0 ? a.request.timeLimitSec() * 1000 : null));
         }
         launches.sort(Comparator.comparing(JobLaunch::jobId));
         return new DesiredState(n.version, launches);

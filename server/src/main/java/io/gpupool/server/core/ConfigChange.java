@@ -115,7 +115,8 @@ public record ConfigChange(SchedulerSettings settings, List<TenantConfig> tenant
         for (TenantConfig t : tenants) {
             TenantRow old = existing.get(t.name());
             done = done.thenCompose(v -> pool.putTenant(t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus(),
-                    old != null && old.sharedAccountNodes(), old == null));
+                    old != null && old.sharedAccountNodes(), old == null ? 0 : old.defaultTimeLimitSec(), old == null ? 0 : old.maxTimeLimitSec(),
+                    old == null));
         }
         return done.thenCompose(v -> pool.reconfigure(settings));
     }

@@ -1,6 +1,8 @@
 package io.gpupool.server.core;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.gpupool.model.SpecException;
+import io.gpupool.model.TimeLimit;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.util.Iterator;
@@ -86,6 +88,25 @@ public final class Fields {
         double x = v.asDouble();
         if (!(x >= min && x <= max)) throw ServiceException.invalid(path(f), "must be in " + min + ".." + max + ", got " + x);
         return x;
+    }
+
+    /**
+     * A time limit in seconds: a string in Slurm's {@code --time} formats ({@link TimeLimit}) or an integer number of
+     * minutes (Slurm's bare number).
+     */
+    public long timeLimitSec(String f, long dflt) {
+        if (!has(f)) return dflt;
+        JsonNode v = node.get(f);
+        if (v.isIntegralNumber()) {
+            long minutes = integer(f, 0, 1, TimeLimit.MAX_SECONDS / 60);
+            return minutes * 60;
+        }
+        if (!v.isTextual()) throw ServiceException.malformed(path(f), "must be a string (e.g. \"1-12:00:00\") or a number of minutes");
+        try {
+            return TimeLimit.parseSeconds(null, null, string(f, null, 40));
+        } catch (SpecException e) {
+            throw ServiceException.invalid(path(f), e.rule());
+        }
     }
 
     public boolean bool(String f, boolean dflt) {

@@ -44,6 +44,7 @@ final class JobLifecycle {
                                               String idempotencyKey) {
         CompletableFuture<Views.Submitted> retry = retried(request.tenant(), idempotencyKey);
         if (retry != null) return retry;
+        request = TenantTimeLimits.apply(request, pool.tenants.get(request.tenant()));
         DependencyBook.check(pool, dependency, known);
         long now = pool.clock.now();
         long seq = nextSeq++;
@@ -63,6 +64,7 @@ final class JobLifecycle {
                                                    Map<String, Dependency.Target> known, String idempotencyKey) {
         CompletableFuture<Views.Submitted> retry = retried(request.tenant(), idempotencyKey);
         if (retry != null) return retry;
+        request = TenantTimeLimits.apply(request, pool.tenants.get(request.tenant()));
         DependencyBook.check(pool, dependency, known);
         long now = pool.clock.now();
         String arrayId = "j" + nextSeq;
@@ -209,6 +211,12 @@ final class JobLifecycle {
         long now = pool.clock.now();
         pool.engine.cancel(jobId, now);
         return end(a, "CANCELLED", null, "cancelled by " + by.role().wire() + " token " + by.tokenId(), now);
+    }
+
+    /** Its agent stopped the job at its time limit: it ends as TIMEOUT, whatever its other nodes still report. */
+    void timedOut(ActiveJob a, Integer exitCode, String where, long now) {
+        pool.engine.complete(a.id(), now);
+        end(a, "TIMEOUT", exitCode, where, now);
     }
 
     /** A round started the job: a new attempt on its nodes, whose agents get it in their desired state. */

@@ -10,6 +10,7 @@ import io.gpupool.model.GpuShare;
 import io.gpupool.model.HostResources;
 import io.gpupool.model.JobSpec;
 import io.gpupool.model.SpecException;
+import io.gpupool.model.TimeLimit;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -36,17 +37,20 @@ import java.util.regex.Pattern;
  * @param hostMemMib     host RAM each replica needs on its node, in MiB (0 = not asked)
  * @param runAs          the Unix account the job runs as on its nodes ({@link UnixAccount}); null = the agent's
  *                       account for jobs without one (never root: a root agent runs them as its unbound-job account)
+ * @param timeLimitSec   how long each attempt may run before its agent stops it and the job ends as TIMEOUT (0 = no
+ *                       limit); the API's {@code timeLimit}, a Slurm {@code --time} string or a number of minutes. The
+ *                       stored request has the tenant's default filled in ({@link #withTimeLimit})
  */
 public record JobRequest(String name, String tenant, String user, int numGpus, int gpusPerReplica, int gpuMilli,
                          long gpuMemMib, List<String> gpuTypes, int priority, boolean preemptible, boolean requireNvlink,
                          long estimateSec, List<String> command, Map<String, String> env, String workDir, String restartPolicy,
-                         long cpuMilli, long hostMemMib, String runAs) {
+                         long cpuMilli, long hostMemMib, String runAs, long timeLimitSec) {
 
     public static final String REQUEUE = "requeue";
     public static final String FAIL = "fail";
     public static final Set<String> FIELDS = Set.of("name", "tenant", "user", "numGpus", "gpusPerReplica", "gpuMilli",
             "gpuMemMib", "gpuTypes", "priority", "preemptible", "requireNvlink", "estimateSec", "command", "env", "workDir",
-            "restartPolicy", "cpuMilli", "hostMemMib", "runAs", ModelSizing.FIELD);
+            "restartPolicy", "cpuMilli", "hostMemMib", "runAs", "timeLimit", ModelSizing.FIELD);
     public static final int MAX_GPUS = 512;
     /** Bounds of the host request per replica: far beyond any server, small enough that sums never overflow. */
     public static final long MAX_CPU_MILLI = 4_096_000, MAX_HOST_MEM_MIB = 64L * 1024 * 1024;
@@ -141,26 +145,33 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         long hostMem = f.integer("hostMemMib", 0, 0, MAX_HOST_MEM_MIB);
         String runAs = f.string("runAs", null, 64);
         if (runAs != null) UnixAccount.checkName("runAs", runAs);
+        long timeLimit = f.timeLimitSec("timeLimit", 0);
         return new JobRequest(name, tenant, user, numGpus, perReplica, milli, mem, types, priority, preemptible, nvlink,
-                estimate, command, env, workDir, restart, cpuMilli, hostMem, runAs);
+                estimate, command, env, workDir, restart, cpuMilli, hostMem, runAs, timeLimit);
     }
 
     /** This request for its tenant, running as {@code account} (null = no account). */
     public JobRequest withOwner(String t, String account) {
         return new JobRequest(name, t, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, gpuTypes, priority, preemptible,
-                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, account);
+                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, account, timeLimitSec);
+    }
+
+    /** This request with another time limit in seconds (0 = none). */
+    public JobRequest withTimeLimit(long seconds) {
+        return new JobRequest(name, tenant, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, gpuTypes, priority, preemptible,
+                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, runAs, seconds);
     }
 
     /** This request with another priority and allowed GPU models (an edit of a queued job). */
     public JobRequest edited(int newPriority, List<String> newGpuTypes) {
         return new JobRequest(name, tenant, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, newGpuTypes, newPriority, preemptible,
-                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, runAs);
+                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, runAs, timeLimitSec);
     }
 
     /** This request with another environment. */
     public JobRequest withEnv(Map<String, String> newEnv) {
         return new JobRequest(name, tenant, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, gpuTypes, priority, preemptible,
-                requireNvlink, estimateSec, command, newEnv, workDir, restartPolicy, cpuMilli, hostMemMib, runAs);
+                requireNvlink, estimateSec, command, newEnv, workDir, restartPolicy, cpuMilli, hostMemMib, runAs, timeLimitSec);
     }
 
     /** The engine's view of this job. */
@@ -169,7 +180,7 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
                 : GangShape.forGpuCount(numGpus, GangShape.DEFAULT_MAX_GPUS_PER_REPLICA);
         return new JobSpec(id, tenant, user, name, priority, submitMs, shape, new GpuShare(gpuMilli, gpuMemMib),
                 Set.copyOf(gpuTypes), preemptible, requireNvlink, estimateSec > 0 ? OptionalLong.of(estimateSec * 1000) : OptionalLong.empty(),
-                new HostResources(cpuMilli, hostMemMib));
+                new HostResources(cpuMilli, hostMemMib), timeLimitSec > 0 ? OptionalLong.of(timeLimitSec * 1000) : OptionalLong.empty());
     }
 
     /** Canonical JSON (all fields, fixed order): stored, and compared for idempotent retries. */
@@ -200,6 +211,7 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         if (cpuMilli > 0) o.put("cpuMilli", cpuMilli);
         if (hostMemMib > 0) o.put("hostMemMib", hostMemMib);
         if (runAs != null) o.put("runAs", runAs);
+        if (timeLimitSec > 0) o.put("timeLimit", TimeLimit.format(timeLimitSec));
         return o;
     }
 

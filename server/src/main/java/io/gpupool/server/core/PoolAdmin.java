@@ -46,11 +46,12 @@ final class PoolAdmin {
     }
 
     /**
-     * Creates ({@code create}) or updates a tenant: weight, guarantee, limit, and whether its jobs may run on nodes that
-     * run every job as the agent's own account ({@code sharedAccountNodes}).
+     * Creates ({@code create}) or updates a tenant: weight, guarantee, limit, whether its jobs may run on nodes that
+     * run every job as the agent's own account ({@code sharedAccountNodes}), and its jobs' default and maximum time
+     * limits (seconds, 0 = none).
      */
     CompletableFuture<TenantRow> putTenant(String name, double weight, double guaranteed, double limit, boolean sharedAccountNodes,
-                                           boolean create) {
+                                           long defaultTimeLimitSec, long maxTimeLimitSec, boolean create) {
         pool.writes.requireStore();
         TenantRow old = pool.tenants.get(name);
         if (create && old != null) throw ServiceException.conflict("name", "tenant '" + name + "' already exists");
@@ -66,7 +67,9 @@ final class PoolAdmin {
             };
             throw ServiceException.invalid(field, e.rule());
         }
-        TenantRow row = new TenantRow(name, weight, guaranteed, limit, old != null ? old.createdMs() : pool.clock.now(), sharedAccountNodes);
+        TenantTimeLimits.check(defaultTimeLimitSec, maxTimeLimitSec);
+        TenantRow row = new TenantRow(name, weight, guaranteed, limit, old != null ? old.createdMs() : pool.clock.now(), sharedAccountNodes,
+                defaultTimeLimitSec, maxTimeLimitSec);
         pool.tenants.put(name, row);
         pool.engine.reconfigure(pool.settings.toConfig(pool.tenantConfigs()));
         pool.writes.add(new Write.PutTenant(row));

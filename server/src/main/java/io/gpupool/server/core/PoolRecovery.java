@@ -127,7 +127,7 @@ final class PoolRecovery {
                 a.placedOn(Grants.nodes(grants));
                 recovered.attemptStates().getOrDefault(row.id(), Map.of()).forEach((node, state) -> {
                     if (state.equals("SUCCEEDED")) a.succeeded.add(node);
-                    if (Set.of("SUCCEEDED", "FAILED", "STOPPED", "LOST").contains(state)) a.endedOn.add(node);
+                    if (Set.of("SUCCEEDED", "FAILED", "STOPPED", "LOST", "TIMEOUT").contains(state)) a.endedOn.add(node);
                     if (!state.equals("ASSIGNED")) a.confirmed.add(node);
                 });
                 try {

@@ -132,16 +132,17 @@ public final class PoolService implements AutoCloseable {
 
     /** Creates ({@code create}) or updates a tenant's weight, guarantee and limit; its jobs only on own-account nodes. */
     public CompletableFuture<TenantRow> putTenant(String name, double weight, double guaranteed, double limit, boolean create) {
-        return putTenant(name, weight, guaranteed, limit, false, create);
+        return putTenant(name, weight, guaranteed, limit, false, 0, 0, create);
     }
 
     /**
      * Creates ({@code create}) or updates a tenant: weight, guarantee, limit, and whether its jobs may run on nodes that
-     * run every job as the agent's own account ({@code sharedAccountNodes}).
+     * run every job as the agent's own account ({@code sharedAccountNodes}), and its jobs' default and maximum time limits
+     * (seconds, 0 = none).
      */
     public CompletableFuture<TenantRow> putTenant(String name, double weight, double guaranteed, double limit, boolean sharedAccountNodes,
-                                                  boolean create) {
-        return loop.call(() -> admin.putTenant(name, weight, guaranteed, limit, sharedAccountNodes, create));
+                                                  long defaultTimeLimitSec, long maxTimeLimitSec, boolean create) {
+        return loop.call(() -> admin.putTenant(name, weight, guaranteed, limit, sharedAccountNodes, defaultTimeLimitSec, maxTimeLimitSec, create));
     }
 
     /** Applies new scheduler settings (validated by the caller) without a restart; running jobs keep their GPUs. */

@@ -2,6 +2,7 @@ package io.gpupool.server.fuzz;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import io.gpupool.agent.protocol.AgentProtocolVersion;
 import io.gpupool.server.fuzz.FuzzCase.Identity;
 
 import java.nio.charset.StandardCharsets;
@@ -76,6 +77,10 @@ public final class RequestFuzzer {
         if (rnd.nextInt(25) == 0) requestLine(m, rnd, d);
         if (rnd.nextInt(30) == 0) host(m, rnd, d);
         else m.header("Host", host);
+        // an agent route's caller announces the protocol version it speaks, as the agent does (absent: version 1)
+        if (op.params("header").stream().anyMatch(p -> p.name().equals(AgentProtocolVersion.HEADER))) {
+            m.header(AgentProtocolVersion.HEADER, Integer.toString(AgentProtocolVersion.CURRENT));
+        }
         authorization(m, who, rnd, d);
         body(m, op, rnd, d);
         for (int i = 0, n = rnd.nextInt(3) == 0 ? 1 + rnd.nextInt(3) : 0; i < n; i++) noise(m, rnd, d);

@@ -76,34 +76,43 @@ public final class ResultFormat {
             new Column("fairness", "Jain", r -> String.format("%.3f", r.jainFairness())),
             new Column("", "preempt", r -> String.valueOf(r.preemptions())));
 
+    /** Jobs their time limit stopped: a column only for traces with time limits (every other table stays as it was). */
+    private static final Column TIMEOUTS = new Column("", "timeouts", r -> String.valueOf(r.timeouts()));
+
     /** One row per policy, the four goals in column groups. */
     public static String table(List<SimulationResult> results) {
-        int c = COLUMNS.size();
+        List<Column> columns = new ArrayList<>(COLUMNS);
+        if (results.stream().anyMatch(r -> r.timeLimited() > 0)) columns.add(TIMEOUTS);
+        return table(results, columns);
+    }
+
+    private static String table(List<SimulationResult> results, List<Column> columns) {
+        int c = columns.size();
         List<String[]> rows = new ArrayList<>();
         for (SimulationResult r : results) {
             String[] row = new String[c];
-            for (int i = 0; i < c; i++) row[i] = COLUMNS.get(i).cell().apply(r);
+            for (int i = 0; i < c; i++) row[i] = columns.get(i).cell().apply(r);
             rows.add(row);
         }
         int[] w = new int[c];
         for (int i = 0; i < c; i++) {
-            w[i] = COLUMNS.get(i).head().length();
+            w[i] = columns.get(i).head().length();
             for (String[] r : rows) w[i] = Math.max(w[i], r[i].length());
         }
         StringBuilder sb = new StringBuilder();
         // goal headings centred over their column groups
         StringBuilder goals = new StringBuilder();
         for (int i = 0; i < c; ) {
-            String goal = COLUMNS.get(i).goal();
+            String goal = columns.get(i).goal();
             int j = i, width = 0;
-            while (j < c && COLUMNS.get(j).goal().equals(goal)) width += w[j++] + 2;
+            while (j < c && columns.get(j).goal().equals(goal)) width += w[j++] + 2;
             width -= 2;
             String label = goal.isEmpty() ? "" : goal.length() + 2 > width ? goal : pad(goal, width);
             goals.append(i == 0 ? "" : "  ").append(String.format("%-" + Math.max(1, width) + "s", label));
             i = j;
         }
         sb.append(goals.toString().stripTrailing()).append('\n');
-        line(sb, COLUMNS.stream().map(Column::head).toArray(String[]::new), w);
+        line(sb, columns.stream().map(Column::head).toArray(String[]::new), w);
         StringBuilder sep = new StringBuilder();
         for (int i = 0; i < c; i++) sep.append(i == 0 ? "" : "  ").append("-".repeat(w[i]));
         sb.append(sep).append('\n');

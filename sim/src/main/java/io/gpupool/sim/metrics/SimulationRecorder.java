@@ -61,6 +61,7 @@ public final class SimulationRecorder {
     private int done;
     private long firstSubmitMs = Long.MAX_VALUE, lastFinishMs = Long.MIN_VALUE;
     private long rejected;
+    private long timeLimited, timeouts;
     private final Map<String, String> reasons = new LinkedHashMap<>();
 
     public SimulationRecorder(ClusterState cluster, Map<String, TenantConfig> tenants, long fairnessWindowMs) {
@@ -105,6 +106,7 @@ public final class SimulationRecorder {
 
     public void submitted(JobSpec job) {
         firstSubmitMs = Math.min(firstSubmitMs, job.submitTimeMs());
+        if (job.timeLimitMs().isPresent()) timeLimited++;
         int t = tenant(job.tenant());
         if (demand[t] == 0 && held[t] == 0) activate(t);
         demand[t] += job.gpuMilliDemand();
@@ -153,6 +155,7 @@ public final class SimulationRecorder {
         tenantGpuMs[t] += o.gpus() * o.runMs();
         tenantWaitMs[t] += o.waitMs();
         lastFinishMs = Math.max(lastFinishMs, o.finishMs());
+        if (o.timedOut()) timeouts++;
     }
 
     /** The instant is over (after the round): the state from now until the next instant. */
@@ -219,7 +222,8 @@ public final class SimulationRecorder {
         double frag = makespanMs <= 0 ? 0 : fragIntegral / (totalMilli * makespanMs);
         Map<String, String> why = new LinkedHashMap<>(reasons);
         unfinishedReasons.forEach((k, v) -> { if (why.size() < REASONS_KEPT) why.put(k, v); });
-        return new SimulationResult(policy, placement, trace, (int) (totalMilli / 1000), done, rejected, unfinished, preemptions, rounds,
+        return new SimulationResult(policy, placement, trace, (int) (totalMilli / 1000), done, rejected, unfinished, timeLimited, timeouts,
+                preemptions, rounds,
                 statsMs(jctS), statsMs(waitS), stats(slow), makespanMs / 1000.0, util, frag, FairnessWindows.overall(fw),
                 tenantResults(), timeline(), cdf(jctS), fw, why);
     }

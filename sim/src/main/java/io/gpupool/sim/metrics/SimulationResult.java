@@ -15,6 +15,8 @@ import java.util.Map;
  * @param jobs            jobs completed (what the statistics below are over)
  * @param rejected        jobs the engine refused at submit (could never run on this pool)
  * @param unfinished      jobs still queued when nothing was left to run (quota, policy rules)
+ * @param timeLimited     jobs of the trace with a time limit (submitted and accepted)
+ * @param timeouts        completed jobs that their time limit stopped (counted in {@code jobs})
  * @param preemptions     times a running job was preempted
  * @param rounds          scheduling rounds the engine ran
  * @param jct             job completion time (finish - submit): mean, p50, p95, p99
@@ -38,6 +40,8 @@ public record SimulationResult(
         long jobs,
         long rejected,
         long unfinished,
+        long timeLimited,
+        long timeouts,
         long preemptions,
         long rounds,
         Stats jct,
@@ -84,6 +88,8 @@ public record SimulationResult(
         m.put("jobs", jobs);
         m.put("rejected", rejected);
         m.put("unfinished", unfinished);
+        // only for traces with time limits, so the results of every other trace stay as they were
+        if (timeLimited > 0) m.put("timeouts", timeouts);
         m.put("avg_jct_s", r3(jct.mean()));
         m.put("p50_jct_s", r3(jct.p50()));
         m.put("p95_jct_s", r3(jct.p95()));

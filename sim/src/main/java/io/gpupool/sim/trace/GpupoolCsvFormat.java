@@ -13,7 +13,7 @@ import java.util.Set;
 /**
  * The gpupool trace CSV (docs/contracts.md): {@code job_id,submit_time,duration,num_gpus} (seconds) and optional
  * {@code gpu_milli, gpu_mem_mib, gpu_type (A|B), tenant, user, priority, name}, plus gpupool's own
- * {@code replicas, preemptible, estimate} (seconds), and {@code model_params, model_mode, model_precision}: a job that
+ * {@code replicas, preemptible, estimate, time_limit} (seconds), and {@code model_params, model_mode, model_precision}: a job that
  * names its model (e.g. 7B, train, bf16) but gives no {@code gpu_mem_mib} gets its GPU memory from the sizing
  * advisor ({@link TraceContext#sizer()}). Workflows (issue 19): {@code array_id, array_cap} (a task of an array of
  * which at most array_cap run at once) and {@code depends_on} ('|'-separated ids of jobs submitted before it that must
@@ -24,7 +24,7 @@ public final class GpupoolCsvFormat implements TraceFormat {
 
     @Override
     public String description() {
-        return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate,model_params,model_mode,model_precision,array_id,array_cap,depends_on]";
+        return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate,time_limit,model_params,model_mode,model_precision,array_id,array_cap,depends_on]";
     }
 
     @Override
@@ -106,6 +106,8 @@ public final class GpupoolCsvFormat implements TraceFormat {
         b.priority((int) row.optionalInteger("priority", Integer.MIN_VALUE, Integer.MAX_VALUE, 0));
         b.preemptible(row.bool("preemptible", true));
         if (row.optional("estimate") != null) b.estimateMs(Math.round(row.number("estimate", 1e-3, 1e12) * 1000));
+        // a job still running at its limit ends there as timed out (Simulator)
+        if (row.optional("time_limit") != null) b.timeLimitMs(Math.round(row.number("time_limit", 1e-3, io.gpupool.model.TimeLimit.MAX_SECONDS) * 1000));
         return build(row, b, duration);
     }
 
