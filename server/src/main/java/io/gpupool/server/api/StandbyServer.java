@@ -14,13 +14,28 @@ import java.util.Map;
  * {@value Replica#ACTIVE_HEADER} header and in the body's {@code active}: clients and agents move to it.
  */
 public final class StandbyServer implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StandbyServer.class);
+    /**
+     * How long a closing standby (at its takeover) lets the requests it has taken in finish, each with its 503 naming the
+     * active replica, before it closes their connections: none is cut off mid-answer.
+     */
+    static final long STOP_GRACE_MS = 2_000;
     private final Javalin app;
+    private volatile org.eclipse.jetty.server.Server jetty;
     private final boolean secure;
 
     public StandbyServer(String host, int port, TlsFiles.Identity tls, Replica replica) {
         this.secure = tls != null;
         this.app = Javalin.create(cfg -> {
             ApiServer.listener(cfg, host, port, tls, replica);
+            // after the listener's: a standby's own failures are 503s naming the active, never 500s; its stop is graceful
+            cfg.jetty.modifyServer(server -> {
+                jetty = server;
+                server.setErrorHandler(new JsonErrorHandler(replica));
+                server.setStopTimeout(STOP_GRACE_MS);
+            });
+            cfg.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JsonErrorHandler(replica)));
+            cfg.routes.exception(Exception.class, (e, ctx) -> refuse(ctx, replica));
             cfg.routes.before("/api/*", ctx -> {
                 refuse(ctx, replica);
                 ctx.skipRemainingHandlers();
@@ -36,13 +51,20 @@ public final class StandbyServer implements AutoCloseable {
 
     /** 503 naming the active replica: the API is served there. */
     static void refuse(Context ctx, Replica replica) {
-        String active = replica.activeUrl();
+        // no keep-alive: a client comes back on a new connection, which after a takeover reaches the active's listener
+        ctx.header("Connection", "close");
         ctx.header("Retry-After", "1");
-        ctx.header(Replica.ACTIVE_HEADER, active);
+        ctx.header(Replica.ACTIVE_HEADER, replica.activeUrl());
+        Json.send(ctx, 503, refusal(replica));
+    }
+
+    /** The body of a standby's 503: the error, and the active replica's URL in {@code active} (empty while one is chosen). */
+    static Map<String, Object> refusal(Replica replica) {
+        String active = replica.activeUrl();
         Map<String, Object> body = ErrorBody.of(503, null, "this replica is a standby; the active replica is "
                 + (active.isEmpty() ? "being chosen" : active));
         body.put("active", active);
-        Json.send(ctx, 503, body);
+        return body;
     }
 
     /** The replica's gauges in Prometheus' text format (a standby has no engine and no store writer to show). */
@@ -69,6 +91,18 @@ public final class StandbyServer implements AutoCloseable {
 
     @Override
     public void close() {
-        app.stop();
+        // first the port (new connections go to the active's listener beside it), then what was accepted is answered and closed
+        org.eclipse.jetty.server.Server server = jetty;
+        if (server != null) {
+            for (org.eclipse.jetty.server.Connector c : server.getConnectors()) {
+                if (c instanceof org.eclipse.jetty.server.ServerConnector sc) sc.setAccepting(false);
+            }
+        }
+        try {
+            app.stop();
+        } catch (RuntimeException e) {
+            // the grace ran out with requests still open: Jetty has closed their connections all the same (clients retry)
+            LOG.warn("the standby's listener closed with requests still open after {} ms: {}", STOP_GRACE_MS, e.getMessage());
+        }
     }
 }
