@@ -60,6 +60,10 @@ final class RecoveryReads {
         return Store.query(c, "SELECT " + Store.JOB_COLUMNS + " FROM jobs WHERE state IN ('PENDING','RUNNING') ORDER BY seq", Store::job);
     }
 
+    static long activeCount(Connection c) throws SQLException {
+        return Store.single(c, "SELECT COUNT(*) FROM jobs WHERE state IN ('PENDING','RUNNING')");
+    }
+
     /** The jobs the writer changed after transaction {@code since}, whatever their state, in arrival order. */
     static List<JobRow> changedJobs(Connection c, long since) throws SQLException {
         return Store.query(c, "SELECT " + Store.JOB_COLUMNS + " FROM jobs WHERE change_seq > ? ORDER BY seq", Store::job, since);

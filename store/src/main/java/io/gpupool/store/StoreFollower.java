@@ -16,11 +16,14 @@ import java.util.TreeMap;
  * small tables (tenants, tokens, nodes and their progress, settings) whole. Each catch-up reads one snapshot (REPEATABLE
  * READ on PostgreSQL), and the one writer numbers its transactions in commit order, so a snapshot holding transaction N
  * holds every one before it: nothing is skipped. {@link #state()} then equals what {@link Store#recover} reads from the
- * same store, in the same order (StoreFollowerTest compares them).
+ * same store, in the same order (StoreFollowerTest compares them). Each catch-up also checks the copy against the snapshot
+ * (the highest job seq, the number of queued and running jobs) and reads everything again where they differ: a writer of a
+ * release before schema version 8, during a rolling upgrade, does not number its changes.
  *
  * <p>Not thread-safe: one thread (the standby's) catches up and reads the state.
  */
 public final class StoreFollower {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StoreFollower.class);
     private final Database db;
     /** The highest change_seq read; -1 before the first catch-up. */
     private long watermark = -1;
@@ -46,6 +49,12 @@ public final class StoreFollower {
             try {
                 long top = RecoveryReads.lastChange(c);   // first: the snapshot holds every change up to it
                 int n = watermark < 0 ? readAll(c) : readChanged(c, watermark);
+                if (!agrees(c)) {
+                    // a writer that does not number its changes (an older release, during a rolling upgrade): read it all
+                    LOG.warn("the store has jobs this standby's copy lacks (a writer of a release before schema version 8?); reading it all back");
+                    clear();
+                    n = readAll(c);
+                }
                 small = new RecoveredState(RecoveryReads.tenants(c), RecoveryReads.tokens(c), RecoveryReads.nodes(c), RecoveryReads.progress(c),
                         RecoveryReads.settings(c), List.of(), Map.of(), Map.of(), Map.of(), Map.of(), 0, RecoveryReads.nextEventId(c));
                 watermark = top;
@@ -71,6 +80,21 @@ public final class StoreFollower {
         idempotency.putAll(RecoveryReads.idempotency(c));
         nextSeq = RecoveryReads.nextSeq(c);
         return active.size();
+    }
+
+    /** A cheap check of the copy against the snapshot: the same highest job seq and the same number of queued and running jobs. */
+    private boolean agrees(Connection c) throws SQLException {
+        return RecoveryReads.nextSeq(c) == nextSeq && RecoveryReads.activeCount(c) == activeBySeq.size();
+    }
+
+    private void clear() {
+        activeBySeq.clear();
+        seqOfActive.clear();
+        allocations.clear();
+        attemptStates.clear();
+        unfinished.clear();
+        idempotency.clear();
+        nextSeq = 1;
     }
 
     private int readChanged(Connection c, long since) throws SQLException {

@@ -14,26 +14,17 @@ import java.util.Map;
  * {@value Replica#ACTIVE_HEADER} header and in the body's {@code active}: clients and agents move to it.
  */
 public final class StandbyServer implements AutoCloseable {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StandbyServer.class);
-    /**
-     * How long a closing standby (at its takeover) lets the requests it has taken in finish, each with its 503 naming the
-     * active replica, before it closes their connections: none is cut off mid-answer.
-     */
-    static final long STOP_GRACE_MS = 2_000;
     private final Javalin app;
-    private volatile org.eclipse.jetty.server.Server jetty;
     private final boolean secure;
 
     public StandbyServer(String host, int port, TlsFiles.Identity tls, Replica replica) {
         this.secure = tls != null;
         this.app = Javalin.create(cfg -> {
             ApiServer.listener(cfg, host, port, tls, replica);
-            // after the listener's: a standby's own failures are 503s naming the active, never 500s; its stop is graceful
-            cfg.jetty.modifyServer(server -> {
-                jetty = server;
-                server.setErrorHandler(new JsonErrorHandler(replica));
-                server.setStopTimeout(STOP_GRACE_MS);
-            });
+            // after the listener's: a standby's own failures are 503s naming the active, never 500s. Its stop is not graceful:
+            // a graceful one stops accepting but keeps its socket in the port's SO_REUSEPORT group meanwhile, where the kernel
+            // goes on queueing new connections that nobody accepts (seen: takeovers seconds slower)
+            cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler(replica)));
             cfg.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JsonErrorHandler(replica)));
             cfg.routes.exception(Exception.class, (e, ctx) -> refuse(ctx, replica));
             cfg.routes.before("/api/*", ctx -> {
@@ -91,18 +82,6 @@ public final class StandbyServer implements AutoCloseable {
 
     @Override
     public void close() {
-        // first the port (new connections go to the active's listener beside it), then what was accepted is answered and closed
-        org.eclipse.jetty.server.Server server = jetty;
-        if (server != null) {
-            for (org.eclipse.jetty.server.Connector c : server.getConnectors()) {
-                if (c instanceof org.eclipse.jetty.server.ServerConnector sc) sc.setAccepting(false);
-            }
-        }
-        try {
-            app.stop();
-        } catch (RuntimeException e) {
-            // the grace ran out with requests still open: Jetty has closed their connections all the same (clients retry)
-            LOG.warn("the standby's listener closed with requests still open after {} ms: {}", STOP_GRACE_MS, e.getMessage());
-        }
+        app.stop();
     }
 }
