@@ -31,6 +31,8 @@ import java.util.Properties;
  */
 final class ApiClient {
     static final int FAILOVER_S = 20;
+    /** How often a call asks a standby again while the active replica it names cannot be reached (a takeover is under way). */
+    static final long TAKEOVER_POLL_MS = 100;
     private final HttpClient http;
     private final ServerList servers;
     private final String token;
@@ -72,6 +74,7 @@ final class ApiClient {
     private JsonNode send(String method, String path, Object body, String idempotencyKey) {
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(FAILOVER_S);
         java.util.Set<URI> tried = new java.util.HashSet<>();
+        java.util.Map<URI, Long> unreachable = new java.util.HashMap<>();
         while (true) {
             URI at = servers.current();
             String server = at.toString();
@@ -94,7 +97,13 @@ final class ApiClient {
                 HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
                 var active = r.headers().firstValue(ServerList.ACTIVE_HEADER);
                 if (r.statusCode() == 503 && active.isPresent() && System.nanoTime() < deadline) {
-                    servers.follow(at, active.get());   // a standby: nothing was done there
+                    if (ServerList.awaitsTakeover(active.get(), unreachable)) {
+                        // the active it names is gone: a takeover is under way; ask this standby again shortly
+                        pause(TAKEOVER_POLL_MS);
+                        tried.remove(at);
+                    } else {
+                        servers.follow(at, active.get());   // a standby: nothing was done there
+                    }
                     continue;
                 }
                 JsonNode json = r.body().isEmpty() ? Json.MAPPER.nullNode() : Json.MAPPER.readTree(r.body());
@@ -104,6 +113,7 @@ final class ApiClient {
                 }
                 return json;
             } catch (ConnectException e) {
+                unreachable.put(at, System.nanoTime());
                 if (servers.size() > 1 && System.nanoTime() < deadline) {
                     servers.next(at);
                     continue;
@@ -113,6 +123,7 @@ final class ApiClient {
                 String tls = ConnectFailure.describe(at, trust, e);
                 if (tls != null) throw new SpecException(null, null, tls);
                 boolean once = method.equals("GET") || idempotencyKey != null;
+                unreachable.put(at, System.nanoTime());
                 if (servers.size() > 1 && once && System.nanoTime() < deadline) {
                     servers.next(at);
                     continue;

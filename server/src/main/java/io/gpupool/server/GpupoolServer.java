@@ -84,7 +84,7 @@ public final class GpupoolServer implements AutoCloseable {
                 closeQuietly(lock);
                 throw e;
             }
-            return serve(plan, db, null, Replica.single(ReplicatedServer.advertised(o, o.port(), plan.tls() != null)), lock, out);
+            return serve(plan, db, null, Replica.single(ReplicatedServer.advertised(o, o.port(), plan.tls() != null)), lock, null, out);
         }
         Database db = Database.open(o.dbUrl());
         // PostgreSQL: this server becomes the active replica before it writes anything (one that is already active elsewhere
@@ -142,9 +142,9 @@ public final class GpupoolServer implements AutoCloseable {
     /**
      * Recovers the pool from the store and starts serving: the active replica (or the one server of an embedded store).
      * {@code fence}: the fencing token every commit carries (null on SQLite); {@code guard}: the SQLite lock or the lease
-     * keeper, closed last.
+     * keeper, closed last; {@code warm}: the state a standby followed, caught up after the takeover (null: read it all back).
      */
-    static GpupoolServer serve(Plan plan, Database db, WriteFence fence, Replica replica, AutoCloseable guard, PrintStream out) {
+    static GpupoolServer serve(Plan plan, Database db, WriteFence fence, Replica replica, AutoCloseable guard, RecoveredState warm, PrintStream out) {
         ServerOptions o = plan.o();
         GpuCatalog catalog = plan.catalog();
         PoolConfig fileTree = plan.fileTree();
@@ -157,8 +157,8 @@ public final class GpupoolServer implements AutoCloseable {
         Store store = new Store(db, fence);
         StartPhases phases = new StartPhases();
         try {
-            RecoveredState recovered = store.recover();
-            phases.done("recover");
+            RecoveredState recovered = warm != null ? warm : store.recover();
+            phases.done(warm != null ? "state" : "recover");
             ServiceClock clock = new ServiceClock();
             Tokens tokens = new Tokens();
             recovered.tokens().forEach(tokens::add);
@@ -228,16 +228,15 @@ public final class GpupoolServer implements AutoCloseable {
     }
 
     /**
-     * A standby's rehearsal of a takeover: reads the store back and builds the engine from it as {@link #serve} does, then
-     * drops it. It writes nothing (its writer's fencing token is an epoch no replica holds, so its first commit is refused)
-     * and answers nobody (no HTTP). What it leaves warm is the JVM's: the classes of the store, the engine and the policies
+     * A standby's rehearsal of a takeover: builds the engine from the state it follows ({@code recovered}) as {@link #serve}
+     * does, then drops it. It writes nothing (its writer's fencing token is an epoch no replica holds, so its first commit is
+     * refused) and answers nobody (no HTTP). What it leaves warm is the JVM's: the classes of the engine and the policies
      * loaded and their code compiled, so the real takeover does not pay for that. Returns how long it took.
      */
-    static long rehearse(Plan plan, Database db, Replica replica) {
+    static long rehearse(Plan plan, Database db, Replica replica, RecoveredState recovered) {
         long t0 = System.nanoTime();
         Store store = new Store(db, new WriteFence(-1, () -> {}));
         try {
-            RecoveredState recovered = store.recover();
             GpuTelemetry telemetry = new GpuTelemetry();
             ServiceMetrics metrics = new ServiceMetrics(telemetry);
             ServiceClock clock = new ServiceClock();
@@ -325,7 +324,10 @@ public final class GpupoolServer implements AutoCloseable {
     /** The learned run-time predictor of qssf and backfill. */
     public RuntimeLearning predictor() { return predictor; }
     public ApiServer api() { return api; }
-    /** How long each phase of the start took, e.g. {@code recover 120 ms, engine 30 ms, predictor 5 ms, http 80 ms}. */
+    /**
+     * How long each phase of the start took, e.g. {@code recover 120 ms, engine 30 ms, predictor 5 ms, http 80 ms} ({@code state}
+     * rather than {@code recover}: a standby's followed state, caught up).
+     */
     public String startPhases() { return startPhases; }
 
     /** Active or standby, and the lease epoch this server holds. */

@@ -5,8 +5,10 @@ import io.gpupool.server.api.StandbyServer;
 import io.gpupool.server.ha.LeaseKeeper;
 import io.gpupool.server.ha.Replica;
 import io.gpupool.store.Database;
+import io.gpupool.store.RecoveredState;
 import io.gpupool.store.ServiceLease;
 import io.gpupool.store.StoreException;
+import io.gpupool.store.StoreFollower;
 import io.gpupool.store.WriteFence;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,14 +23,16 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code gpupool server} as one replica of a service (high availability, issue 18; docs/architecture.md "High
  * availability"). On SQLite it is simply the one server. On PostgreSQL it becomes the active replica at once when the
- * lease is free, else it serves as a standby ({@link StandbyServer}) and polls the lease every {@value #POLL_MS} ms; when
- * it takes the lease over it closes the standby's port and starts the full server on it, recovering the pool from the
- * store as a restarted server does. A replica that loses the lease (a renewal finds another epoch, or a commit is
+ * lease is free, else it serves as a standby ({@link StandbyServer}), follows the store ({@link StoreFollower}, every
+ * {@value #FOLLOW_MS} ms) and polls the lease every {@value #POLL_MS} ms; when it takes the lease over it catches up with
+ * the last changes, starts the full server from that state on its port, and closes the standby's listener. A replica that loses the lease (a renewal finds another epoch, or a commit is
  * refused by the fencing token) exits with code 3; started again, it rejoins as a standby.
  */
 public final class ReplicatedServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicatedServer.class);
     static final long POLL_MS = 250;
+    /** How often a standby catches up with the store (its warm copy); a takeover then reads only the changes of the last. */
+    static final long FOLLOW_MS = 1000;
     /** How often a standby rehearses a takeover, to keep the JVM's code for it warm (a few hundred ms of one core). */
     static final long REHEARSAL_S = 10;
     /** The exit code of a replica that lost its lease. */
@@ -61,7 +65,7 @@ public final class ReplicatedServer implements AutoCloseable {
         try {
             OptionalLong won = lease.tryAcquire();
             if (won.isPresent()) {
-                r.active = activate(plan, db, lease, won.getAsLong(), replica, out);
+                r.active = activate(plan, db, lease, won.getAsLong(), replica, null, out);
                 replica.serving();
                 return r;
             }
@@ -87,13 +91,27 @@ public final class ReplicatedServer implements AutoCloseable {
         return r;
     }
 
-    /** The standby's loop: polls the lease until it takes it over, then becomes the active replica on the same port. */
+    /**
+     * The standby's loop: follows the store (a warm copy of the state a takeover needs, {@link StoreFollower}) and polls the
+     * lease until it takes it over, then catches up once more and becomes the active replica on the same port.
+     */
     private void follow(GpupoolServer.Plan plan, Database db, ServiceLease lease, Replica replica) {
+        StoreFollower follower = new StoreFollower(db);
+        long lastFollow = 0;
         long lastRehearsal = 0;
         while (!closed) {
-            if (System.nanoTime() - lastRehearsal > TimeUnit.SECONDS.toNanos(REHEARSAL_S)) {
+            if (System.nanoTime() - lastFollow > TimeUnit.MILLISECONDS.toNanos(FOLLOW_MS)) {
                 try {
-                    LOG.info("standby rehearsed a takeover (store read back, engine built and dropped) in {} ms", GpupoolServer.rehearse(plan, db, replica));
+                    follower.catchUp();
+                } catch (StoreException e) {
+                    LOG.warn("the standby cannot follow the store, trying again: {}", e.getMessage());
+                }
+                lastFollow = System.nanoTime();
+            }
+            if (follower.watermark() >= 0 && System.nanoTime() - lastRehearsal > TimeUnit.SECONDS.toNanos(REHEARSAL_S)) {
+                try {
+                    LOG.info("standby rehearsed a takeover (engine built from the followed state and dropped) in {} ms",
+                            GpupoolServer.rehearse(plan, db, replica, follower.state()));
                 } catch (RuntimeException e) {
                     LOG.warn("the standby's rehearsal of a takeover failed (the takeover itself will tell): {}", e.getMessage());
                 }
@@ -115,10 +133,20 @@ public final class ReplicatedServer implements AutoCloseable {
             long t0 = System.nanoTime();
             synchronized (this) {
                 if (closed) return;
+                // after the takeover's commit no other replica commits (the fencing token): this last delta completes the copy
+                RecoveredState warm = null;
+                String caughtUp = "read the store back";
+                try {
+                    int changed = follower.catchUp();
+                    warm = follower.state();
+                    caughtUp = "caught up " + changed + " changed jobs in " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms";
+                } catch (StoreException e) {
+                    LOG.warn("the standby cannot catch up with the store; the takeover reads it back whole: {}", e.getMessage());
+                }
                 try {
                     // the active server opens the port beside the standby's listener (SO_REUSEPORT), then the standby's closes:
                     // clients find the port open throughout (a standby's 503 until the active listens)
-                    active = activate(plan, db, lease, won.getAsLong(), replica, out);
+                    active = activate(plan, db, lease, won.getAsLong(), replica, warm, out);
                 } catch (RuntimeException e) {
                     // holding the lease without serving would leave the service without an active replica: go, so another takes over
                     out.println("gpupool server: cannot start as the active replica after the takeover: " + e.getMessage() + "; exiting");
@@ -128,10 +156,10 @@ public final class ReplicatedServer implements AutoCloseable {
                 standby.close();
                 standby = null;
                 replica.serving();
+                out.println("took over as the active replica (lease epoch " + won.getAsLong() + ") and serves in "
+                        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms (" + caughtUp + "; " + active.startPhases() + ")");
+                out.flush();
             }
-            out.println("took over as the active replica (lease epoch " + won.getAsLong() + ") and serves in "
-                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms (" + active.startPhases() + ")");
-            out.flush();
             return;
         }
     }
@@ -149,7 +177,7 @@ public final class ReplicatedServer implements AutoCloseable {
                 OptionalLong won = lease.tryAcquire();
                 if (won.isPresent()) {
                     Replica replica = new Replica(advertised(o, o.port(), secure), Replica.Role.STANDBY);
-                    GpupoolServer s = activate(plan, db, lease, won.getAsLong(), replica, out);
+                    GpupoolServer s = activate(plan, db, lease, won.getAsLong(), replica, null, out);
                     replica.serving();
                     return s;
                 }
@@ -170,12 +198,16 @@ public final class ReplicatedServer implements AutoCloseable {
         }
     }
 
-    /** Serves as the active replica of {@code epoch}: the lease kept, every commit fenced, the pool recovered from the store. */
-    private static GpupoolServer activate(GpupoolServer.Plan plan, Database db, ServiceLease lease, long epoch, Replica replica, PrintStream out) {
+    /**
+     * Serves as the active replica of {@code epoch}: the lease kept, every commit fenced, the pool rebuilt from {@code warm}
+     * (a standby's followed state) or else recovered from the store.
+     */
+    private static GpupoolServer activate(GpupoolServer.Plan plan, Database db, ServiceLease lease, long epoch, Replica replica,
+                                          RecoveredState warm, PrintStream out) {
         replica.tookOver(epoch);
         LeaseKeeper keeper = new LeaseKeeper(lease, epoch, reason -> stepDown(out, reason));
         WriteFence fence = new WriteFence(epoch, () -> stepDown(out, "a commit was refused by the fencing token (epoch " + epoch + ")"));
-        GpupoolServer s = GpupoolServer.serve(plan, db, fence, replica, keeper, out);
+        GpupoolServer s = GpupoolServer.serve(plan, db, fence, replica, keeper, warm, out);
         lease.advertise(replica.selfUrl());
         out.println("active replica: lease epoch " + epoch + " (" + replica.selfUrl() + ")");
         out.flush();

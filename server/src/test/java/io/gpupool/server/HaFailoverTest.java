@@ -66,6 +66,8 @@ class HaFailoverTest {
             assertThat(stream.failed).as("submissions never acknowledged").isEmpty();
             assertThat(stream.acked).hasSize(stream.sent());
             assertThat(HaFencingTest.role(b)).isEqualTo("active");
+            // the standby took over from the copy it followed, completed with the last changes, not from a full read
+            assertThat(rig.logContains("b.log", "changed jobs in")).as("the takeover caught up a warm copy").isTrue();
             try (Connection c = DriverManager.getConnection(db)) {
                 Map<String, String> stored = new HashMap<>();
                 try (PreparedStatement ps = c.prepareStatement("SELECT idem_key, id FROM jobs WHERE idem_key LIKE 's-%'"); ResultSet rs = ps.executeQuery()) {

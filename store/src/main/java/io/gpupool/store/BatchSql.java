@@ -6,8 +6,10 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Turns a batch of {@link Write}s into as few JDBC batches as possible inside the caller's transaction.
@@ -17,11 +19,15 @@ import java.util.Map;
  * <p>A batch may be applied twice: when the database dies after making a commit durable but before answering,
  * the writer commits the same batch again. So an insert of a row that is there already does nothing, and
  * applying a batch again leaves the store as the first time.
+ *
+ * <p>Every job the batch touches (its row, its allocation, one of its attempts) gets the transaction's number in
+ * {@code change_seq}, so a standby finds what changed since it last read ({@link StoreFollower}).
  */
 final class BatchSql {
     private BatchSql() {}
 
-    static void apply(Connection c, List<Write> writes) throws SQLException {
+    /** {@code change}: this transaction's number, greater than every stored {@code change_seq}. */
+    static void apply(Connection c, List<Write> writes, long change) throws SQLException {
         List<JobRow> inserts = new ArrayList<>();
         Map<String, JobRow> updates = new LinkedHashMap<>();
         Map<String, List<GrantRow>> allocations = new LinkedHashMap<>();
@@ -32,6 +38,7 @@ final class BatchSql {
         Map<String, NodeProgress> progress = new LinkedHashMap<>();
         Map<String, UsageGrantRow> usage = new LinkedHashMap<>();
         List<Write> other = new ArrayList<>();
+        Set<String> specs = new LinkedHashSet<>();
         for (Write w : writes) {
             switch (w) {
                 case Write.InsertJob i -> inserts.add(i.job());
@@ -43,11 +50,23 @@ final class BatchSql {
                 case Write.AppendOutput o -> output.add(o.chunk());
                 case Write.PutNodeProgress p -> progress.put(p.progress().node(), p.progress());
                 case Write.PutUsage u -> usage.put(u.usage().key(), u.usage());
+                case Write.UpdateSpec u -> {
+                    specs.add(u.jobId());   // an edit of a queued job: the standby must read it again
+                    other.add(w);
+                }
                 default -> other.add(w);
             }
         }
-        insertJobs(c, inserts);
-        updateJobs(c, updates.values());
+        // the jobs whose allocation, attempts or spec change without a new row state: only their change_seq is set
+        Set<String> touched = new LinkedHashSet<>(allocations.keySet());
+        for (AttemptRow a : attempts) touched.add(a.jobId());
+        for (AttemptUpdate u : attemptUpdates) touched.add(u.jobId());
+        touched.addAll(specs);
+        touched.removeAll(updates.keySet());
+        for (JobRow j : inserts) touched.remove(j.id());
+        insertJobs(c, inserts, change);
+        updateJobs(c, updates.values(), change);
+        touchJobs(c, touched, change);
         setAllocations(c, allocations);
         insertEvents(c, events);
         insertAttempts(c, attempts);
@@ -58,10 +77,11 @@ final class BatchSql {
         putProgress(c, progress.values()); // after PutNode: a node registered in this batch exists by now
     }
 
-    private static void insertJobs(Connection c, List<JobRow> jobs) throws SQLException {
+    private static void insertJobs(Connection c, List<JobRow> jobs, long change) throws SQLException {
         if (jobs.isEmpty()) return;
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO jobs (seq, id, tenant, idem_key, spec, state, submitted_ms, "
-                + "started_ms, ended_ms, preemptions, exit_code, message, attempt, array_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING")) {
+                + "started_ms, ended_ms, preemptions, exit_code, message, attempt, array_id, change_seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                + "ON CONFLICT (id) DO NOTHING")) {
             for (JobRow j : jobs) {
                 ps.setLong(1, j.seq());
                 ps.setString(2, j.id());
@@ -77,15 +97,16 @@ final class BatchSql {
                 ps.setString(12, j.message());
                 ps.setInt(13, j.attempt());
                 ps.setString(14, j.arrayId());
+                ps.setLong(15, change);
                 ps.addBatch();
             }
             ps.executeBatch();
         }
     }
 
-    private static void updateJobs(Connection c, Iterable<JobRow> jobs) throws SQLException {
+    private static void updateJobs(Connection c, Iterable<JobRow> jobs, long change) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("UPDATE jobs SET state = ?, started_ms = ?, ended_ms = ?, preemptions = ?, "
-                + "exit_code = ?, message = ?, attempt = ? WHERE id = ?")) {
+                + "exit_code = ?, message = ?, attempt = ?, change_seq = ? WHERE id = ?")) {
             int n = 0;
             for (JobRow j : jobs) {
                 ps.setString(1, j.state());
@@ -95,11 +116,24 @@ final class BatchSql {
                 setInt(ps, 5, j.exitCode());
                 ps.setString(6, j.message());
                 ps.setInt(7, j.attempt());
-                ps.setString(8, j.id());
+                ps.setLong(8, change);
+                ps.setString(9, j.id());
                 ps.addBatch();
                 n++;
             }
             if (n > 0) ps.executeBatch();
+        }
+    }
+
+    private static void touchJobs(Connection c, Set<String> ids, long change) throws SQLException {
+        if (ids.isEmpty()) return;
+        try (PreparedStatement ps = c.prepareStatement("UPDATE jobs SET change_seq = ? WHERE id = ?")) {
+            for (String id : ids) {
+                ps.setLong(1, change);
+                ps.setString(2, id);
+                ps.addBatch();
+            }
+            ps.executeBatch();
         }
     }
 

@@ -52,6 +52,8 @@ public final class GroupCommitWriter implements AutoCloseable {
     private final AtomicLong commits = new AtomicLong();
     private final AtomicLong written = new AtomicLong();
     private volatile long lastCommitNanos;
+    /** The number of the last committed transaction (jobs' change_seq); -1: read the highest stored at the first commit. */
+    private long lastChange = -1;
 
     public GroupCommitWriter(Database db) {
         this(db, null);
@@ -137,14 +139,17 @@ public final class GroupCommitWriter implements AutoCloseable {
     private void commitWithRetry(List<Write> writes) throws InterruptedException {
         if (writes.isEmpty() && fence == null) return;   // an empty batch only orders its answers after the commits before it
         long backoffMs = 50;
+        long change = -1;   // this batch's number, kept for its retries: a retry of a commit that went through writes the same
         while (true) {
             long t0 = System.nanoTime();
             try (Connection c = db.connection()) {
                 c.setAutoCommit(false);
                 try {
                     if (fence != null) fence.check(c);
-                    BatchSql.apply(c, writes);
+                    if (change < 0 && !writes.isEmpty()) change = nextChange(c);
+                    BatchSql.apply(c, writes, change);
                     c.commit();
+                    if (!writes.isEmpty()) lastChange = change;
                 } catch (SQLException | RuntimeException e) {
                     try {
                         c.rollback();
@@ -169,6 +174,20 @@ public final class GroupCommitWriter implements AutoCloseable {
                 backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
             }
         }
+    }
+
+    /**
+     * This transaction's number: one more than the last. The first (after the fence check, so on an active replica after
+     * the takeover, when no other replica commits any more) continues from the highest stored.
+     */
+    private long nextChange(Connection c) throws SQLException {
+        if (lastChange < 0) {
+            try (var ps = c.prepareStatement("SELECT COALESCE(MAX(change_seq), 0) FROM jobs"); var rs = ps.executeQuery()) {
+                rs.next();
+                lastChange = rs.getLong(1);
+            }
+        }
+        return lastChange + 1;
     }
 
     /** Commits everything queued so far, then stops the writer thread. */

@@ -5,7 +5,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +15,7 @@ import java.util.Optional;
  * pooled connections and see only committed data (what was acknowledged).
  */
 public final class Store implements AutoCloseable {
-    private static final String JOB_COLUMNS = "seq, id, tenant, idem_key, spec, state, submitted_ms, started_ms, ended_ms, preemptions, exit_code, message, attempt";
+    static final String JOB_COLUMNS = "seq, id, tenant, idem_key, spec, state, submitted_ms, started_ms, ended_ms, preemptions, exit_code, message, attempt";
     private static final String ATTEMPT_COLUMNS = "job_id, attempt, node, grants, assigned_ms, state, pid, started_ms, ended_ms, exit_code, message";
 
     private final Database db;
@@ -38,56 +37,7 @@ public final class Store implements AutoCloseable {
     /** Everything a restarting service needs to carry on. */
     public RecoveredState recover() {
         try (Connection c = db.connection()) {
-            List<TenantRow> tenants = query(c, "SELECT name, weight, guaranteed_gpus, limit_gpus, created_ms, shared_account_nodes, "
-                            + "default_time_limit_s, max_time_limit_s FROM tenants ORDER BY name",
-                    rs -> new TenantRow(rs.getString(1), rs.getDouble(2), rs.getDouble(3), rs.getDouble(4), rs.getLong(5), rs.getInt(6) != 0,
-                            rs.getLong(7), rs.getLong(8)));
-            List<TokenRow> tokens = query(c, "SELECT id, hash, role, tenant, label, created_ms, node, unix_user FROM tokens ORDER BY created_ms, id",
-                    rs -> new TokenRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getLong(6),
-                            rs.getString(7), rs.getString(8)));
-            List<NodeRow> nodes = query(c, "SELECT name, spec, source, cordoned, registered_ms FROM nodes ORDER BY registered_ms, name",
-                    rs -> new NodeRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4) != 0, rs.getLong(5)));
-            Map<String, NodeProgress> progress = new LinkedHashMap<>();
-            for (NodeProgress p : query(c, "SELECT name, desired_version, acked_status_seq, lease_epoch FROM nodes ORDER BY name",
-                    rs -> new NodeProgress(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)))) {
-                progress.put(p.node(), p);
-            }
-            Map<String, String> settings = new LinkedHashMap<>();
-            for (String[] kv : query(c, "SELECT name, value FROM settings", rs -> new String[] {rs.getString(1), rs.getString(2)})) {
-                settings.put(kv[0], kv[1]);
-            }
-            List<JobRow> active = query(c, "SELECT " + JOB_COLUMNS + " FROM jobs WHERE state IN ('PENDING','RUNNING') ORDER BY seq", Store::job);
-            Map<String, List<GrantRow>> allocations = new HashMap<>();
-            for (Object[] r : query(c, "SELECT job_id, replica, node, gpu, milli, memory_mib, exclusive FROM allocations ORDER BY job_id, replica, node, gpu",
-                    rs -> new Object[] {rs.getString(1), grant(rs, 2)})) {
-                allocations.computeIfAbsent((String) r[0], k -> new ArrayList<>()).add((GrantRow) r[1]);
-            }
-            Map<String, String> idem = new HashMap<>();
-            for (String[] r : query(c, "SELECT tenant, idem_key, id FROM jobs WHERE idem_key IS NOT NULL",
-                    rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)})) {
-                idem.put(r[0] + "\n" + r[1], r[2]);
-            }
-            Map<String, Map<String, String>> attemptStates = new HashMap<>();
-            for (String[] r : query(c, "SELECT a.job_id, a.node, a.state FROM job_attempts a JOIN jobs j ON j.id = a.job_id "
-                    + "AND j.attempt = a.attempt WHERE j.state = 'RUNNING' ORDER BY a.job_id, a.node",
-                    rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)})) {
-                attemptStates.computeIfAbsent(r[0], k -> new LinkedHashMap<>()).put(r[1], r[2]);
-            }
-            // attempts of queued jobs that their agents have not reported ended: they may still run
-            Map<String, Map<String, Integer>> unfinished = new HashMap<>();
-            for (Object[] r : query(c, "SELECT a.job_id, a.node, a.attempt FROM job_attempts a JOIN jobs j ON j.id = a.job_id "
-                    + "WHERE j.state = 'PENDING' AND a.state IN ('ASSIGNED','RUNNING','STOPPING') ORDER BY a.job_id, a.attempt, a.node",
-                    rs -> new Object[] {rs.getString(1), rs.getString(2), rs.getInt(3)})) {
-                unfinished.computeIfAbsent((String) r[0], k -> new LinkedHashMap<>()).put((String) r[1], (Integer) r[2]);
-            }
-            // active arrays with a task that ended other than succeeded (what their afterok / afternotok waiters need)
-            java.util.Set<String> arraysWithFailures = new java.util.HashSet<>(query(c, "SELECT DISTINCT array_id FROM jobs WHERE array_id IN "
-                    + "(SELECT array_id FROM jobs WHERE state IN ('PENDING','RUNNING') AND array_id IS NOT NULL) "
-                    + "AND state NOT IN ('PENDING','RUNNING','SUCCEEDED')", rs -> rs.getString(1)));
-            long nextSeq = single(c, "SELECT COALESCE(MAX(seq), 0) FROM jobs") + 1;
-            long nextEvent = single(c, "SELECT COALESCE(MAX(id), 0) FROM job_events") + 1;
-            return new RecoveredState(tenants, tokens, nodes, progress, settings, active, allocations, attemptStates, unfinished, idem,
-                    nextSeq, nextEvent, UsageStore.open(c), arraysWithFailures);
+            return RecoveryReads.all(c);
         } catch (SQLException e) {
             throw new StoreException("cannot read the store back", e);
         }
@@ -262,11 +212,11 @@ public final class Store implements AutoCloseable {
 
     // ---- helpers --------------------------------------------------------------------------------
 
-    private interface RowMapper<T> {
+    interface RowMapper<T> {
         T map(ResultSet rs) throws SQLException;
     }
 
-    private static <T> List<T> query(Connection c, String sql, RowMapper<T> mapper, Object... args) throws SQLException {
+    static <T> List<T> query(Connection c, String sql, RowMapper<T> mapper, Object... args) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             for (int i = 0; i < args.length; i++) ps.setObject(i + 1, args[i]);
             try (ResultSet rs = ps.executeQuery()) {
@@ -277,11 +227,11 @@ public final class Store implements AutoCloseable {
         }
     }
 
-    private static long single(Connection c, String sql) throws SQLException {
+    static long single(Connection c, String sql) throws SQLException {
         return query(c, sql, rs -> rs.getLong(1)).getFirst();
     }
 
-    private static JobRow job(ResultSet rs) throws SQLException {
+    static JobRow job(ResultSet rs) throws SQLException {
         return new JobRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
                 rs.getLong(7), nullableLong(rs, 8), nullableLong(rs, 9), rs.getInt(10), nullableInt(rs, 11), rs.getString(12), rs.getInt(13));
     }
@@ -291,7 +241,7 @@ public final class Store implements AutoCloseable {
                 nullableLong(rs, 7), nullableLong(rs, 8), nullableLong(rs, 9), nullableInt(rs, 10), rs.getString(11));
     }
 
-    private static GrantRow grant(ResultSet rs, int from) throws SQLException {
+    static GrantRow grant(ResultSet rs, int from) throws SQLException {
         return new GrantRow(rs.getInt(from), rs.getString(from + 1), rs.getInt(from + 2), rs.getInt(from + 3),
                 rs.getLong(from + 4), rs.getInt(from + 5) != 0);
     }

@@ -191,6 +191,11 @@ public final class HttpServerLink implements ServerLink {
     /**
      * Sends one call, retrying what failed on the way. Answers other than 429 and 502-504 are returned, for
      * the caller to judge.
+     *
+     * <p>A failover: the active replica cannot be reached, and a standby names it (or none) as the active. That standby,
+     * or another, takes the lease over within moments (its poll, then its start), so the call asks the standby again every
+     * {@value #TAKEOVER_POLL_MS} ms, not counted as a try and without the growing pause, for up to the request time-out:
+     * the agent reaches the new active as soon as it serves.
      */
     private HttpResponse<String> call(String path, String token, Object body, long waitMs, boolean wakeable) throws LinkException {
         byte[] json = encode(body);
@@ -200,6 +205,8 @@ public final class HttpServerLink implements ServerLink {
         // a pause comes only before a replica is tried again
         int tries = (settings.retries() + 1) * servers.size();
         java.util.Set<URI> tried = new java.util.HashSet<>();
+        java.util.Map<URI, Long> unreachable = new java.util.HashMap<>();
+        long takeoverDeadline = System.nanoTime() + settings.requestTimeout().toNanos();
         for (int attempt = 0; attempt < tries; attempt++) {
             URI server = servers.current();
             if (!tried.add(server)) {
@@ -214,17 +221,28 @@ public final class HttpServerLink implements ServerLink {
                 if (s != 429 && s != 502 && s != 503 && s != 504) return r;
                 last = new LinkException(LinkException.Kind.UNREACHABLE, server + ": " + describe(r));
                 var active = r.headers().firstValue(ServerList.ACTIVE_HEADER);
-                if (active.isPresent()) servers.follow(server, active.get());   // a standby: to the active replica, or the next
-                else backoff = Math.max(backoff, retryAfterMs(r));
+                if (active.isPresent() && ServerList.awaitsTakeover(active.get(), unreachable) && System.nanoTime() < takeoverDeadline) {
+                    pause(TAKEOVER_POLL_MS);   // stays on this standby: the next try goes to it again
+                    tried.remove(server);
+                    attempt--;
+                } else if (active.isPresent()) {
+                    servers.follow(server, active.get());   // a standby: to the active replica, or the next
+                } else {
+                    backoff = Math.max(backoff, retryAfterMs(r));
+                }
             } catch (IOException e) {
                 String tls = ConnectFailure.describe(server, trust, e);
                 if (tls != null) throw new LinkException(LinkException.Kind.REJECTED, tls, e);
                 last = new LinkException(LinkException.Kind.UNREACHABLE, server + ": " + e, e);
+                unreachable.put(server, System.nanoTime());
                 servers.next(server);
             }
         }
         throw last;
     }
+
+    /** How often a call asks a standby again while the active replica it names is gone (a takeover is under way). */
+    static final long TAKEOVER_POLL_MS = 100;
 
     private HttpResponse<String> send(URI server, String path, String token, Object body, byte[] json, long waitMs, boolean wakeable)
             throws IOException, LinkException {

@@ -75,4 +75,25 @@ public final class ServerList {
         next(failed);
         return false;
     }
+
+    /** How long a replica a client could not reach counts as gone: past it, a standby naming it is believed again. */
+    public static final long GONE_FOR_MS = 1000;
+
+    /**
+     * Whether a standby's answer naming {@code active} (possibly empty) means a takeover is coming: it names no active
+     * replica, or one this client failed to reach in the last {@value #GONE_FOR_MS} ms ({@code unreachable}: replica ->
+     * {@link System#nanoTime} of the failure). That standby, or another, takes the lease over within moments, so a client
+     * asks it again shortly rather than going back to the dead one; a replica that failed once but lives is tried again
+     * after that second.
+     */
+    public static boolean awaitsTakeover(String active, java.util.Map<URI, Long> unreachable) {
+        String a = active == null ? "" : active.trim();
+        while (a.endsWith("/")) a = a.substring(0, a.length() - 1);
+        if (a.isEmpty()) return true;
+        long now = System.nanoTime();
+        for (var e : unreachable.entrySet()) {
+            if (e.getKey().toString().equals(a) && now - e.getValue() < java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(GONE_FOR_MS)) return true;
+        }
+        return false;
+    }
 }

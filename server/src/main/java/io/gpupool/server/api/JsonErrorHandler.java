@@ -19,6 +19,21 @@ import java.util.Locale;
  * message tells it. An HTTP version Jetty does not speak is the client's error, so a 400, not Jetty's 505.
  */
 final class JsonErrorHandler extends ErrorHandler {
+    private final io.gpupool.server.ha.Replica standbyOf;
+
+    /** The active server's (or the one server's) errors. */
+    JsonErrorHandler() {
+        this(null);
+    }
+
+    /**
+     * A standby's: a failure of its own (a 5xx; e.g. Jetty fails a request whose connection its closing listener cut) is
+     * answered as everything else there is, 503 naming the active replica, which clients retry: never a 500.
+     */
+    JsonErrorHandler(io.gpupool.server.ha.Replica standbyOf) {
+        this.standbyOf = standbyOf;
+    }
+
     @Override
     public boolean errorPageForMethod(String method) {
         return true;
@@ -26,6 +41,16 @@ final class JsonErrorHandler extends ErrorHandler {
 
     @Override
     protected void generateResponse(Request request, Response response, int code, String message, Throwable cause, Callback callback) {
+        if (standbyOf != null && code >= 500) {
+            byte[] body = Json.write(StandbyServer.refusal(standbyOf)).getBytes(StandardCharsets.UTF_8);
+            response.setStatus(503);
+            response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
+            response.getHeaders().put(io.gpupool.server.ha.Replica.ACTIVE_HEADER, standbyOf.activeUrl());
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+            response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+            response.write(true, ByteBuffer.wrap(body), callback);
+            return;
+        }
         int status = code == 505 ? 400 : code;
         if (status != code) response.setStatus(status);
         String rule = code == 505 ? "unsupported HTTP version; use HTTP/1.1" : rule(status, message, cause);

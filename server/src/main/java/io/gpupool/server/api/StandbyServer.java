@@ -21,6 +21,12 @@ public final class StandbyServer implements AutoCloseable {
         this.secure = tls != null;
         this.app = Javalin.create(cfg -> {
             ApiServer.listener(cfg, host, port, tls, replica);
+            // after the listener's: a standby's own failures are 503s naming the active, never 500s. Its stop is not graceful:
+            // a graceful one stops accepting but keeps its socket in the port's SO_REUSEPORT group meanwhile, where the kernel
+            // goes on queueing new connections that nobody accepts (seen: takeovers seconds slower)
+            cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler(replica)));
+            cfg.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JsonErrorHandler(replica)));
+            cfg.routes.exception(Exception.class, (e, ctx) -> refuse(ctx, replica));
             cfg.routes.before("/api/*", ctx -> {
                 refuse(ctx, replica);
                 ctx.skipRemainingHandlers();
@@ -36,13 +42,20 @@ public final class StandbyServer implements AutoCloseable {
 
     /** 503 naming the active replica: the API is served there. */
     static void refuse(Context ctx, Replica replica) {
-        String active = replica.activeUrl();
+        // no keep-alive: a client comes back on a new connection, which after a takeover reaches the active's listener
+        ctx.header("Connection", "close");
         ctx.header("Retry-After", "1");
-        ctx.header(Replica.ACTIVE_HEADER, active);
+        ctx.header(Replica.ACTIVE_HEADER, replica.activeUrl());
+        Json.send(ctx, 503, refusal(replica));
+    }
+
+    /** The body of a standby's 503: the error, and the active replica's URL in {@code active} (empty while one is chosen). */
+    static Map<String, Object> refusal(Replica replica) {
+        String active = replica.activeUrl();
         Map<String, Object> body = ErrorBody.of(503, null, "this replica is a standby; the active replica is "
                 + (active.isEmpty() ? "being chosen" : active));
         body.put("active", active);
-        Json.send(ctx, 503, body);
+        return body;
     }
 
     /** The replica's gauges in Prometheus' text format (a standby has no engine and no store writer to show). */
