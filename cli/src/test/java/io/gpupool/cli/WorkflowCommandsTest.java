@@ -30,7 +30,8 @@ class WorkflowCommandsTest {
             assertThat(sweep.exitCode()).as(sweep.err()).isZero();
             assertThat(sweep.out()).matches("submitted array j\\d+ \\(10 tasks, at most 2 at once\\) for tenant ml\\s*");
             String array = sweep.out().split(" ")[2];
-            Cli.Result queue = Cli.run(cat(new String[] {"queue"}, c));
+            // the engine starts two tasks at its next round, and `queue` reads the pool view the loop takes every 250 ms
+            Cli.Result queue = until(() -> Cli.run(cat(new String[] {"queue"}, c)), r -> r.out().contains(array + "[8 pending, 2 running, %2]"));
             assertThat(queue.out()).contains(array + "[8 pending, 2 running, %2]");
             Cli.Result status = Cli.run(cat(new String[] {"status"}, c, array));
             assertThat(status.out()).contains("10 tasks, at most 2 at once", "2 running", "8 pending");
@@ -51,6 +52,22 @@ class WorkflowCommandsTest {
             assertThat(Cli.run(cat(new String[] {"requeue"}, c, array + "_0")).out()).contains(array + "_0");
             assertThat(Cli.run(cat(new String[] {"cancel"}, c, array)).out()).contains("cancelled 10 tasks of array " + array);
         }
+    }
+
+    /** Runs {@code command} until its result passes {@code done} or 10 s have gone by; returns the last result. */
+    private static Cli.Result until(java.util.function.Supplier<Cli.Result> command, java.util.function.Predicate<Cli.Result> done) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        Cli.Result r = command.get();
+        while (!done.test(r) && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            r = command.get();
+        }
+        return r;
     }
 
     private static String[] cat(String[] a, String[] b, String... rest) {

@@ -1,7 +1,6 @@
 package io.gpupool.store;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -30,7 +29,7 @@ public final class UsageStore {
         String sql = "SELECT " + GRANT_COLUMNS + " FROM usage_grants WHERE started_ms < ? AND (ended_ms IS NULL OR ended_ms > ?)"
                 + (tenant == null ? "" : " AND tenant = ?") + " ORDER BY started_ms, job_id, attempt, node, gpu";
         try (Connection c = db.connection()) {
-            return tenant == null ? query(c, sql, UsageStore::grant, until, since) : query(c, sql, UsageStore::grant, until, since, tenant);
+            return tenant == null ? Store.query(c, sql, UsageStore::grant, until, since) : Store.query(c, sql, UsageStore::grant, until, since, tenant);
         } catch (SQLException e) {
             throw new StoreException("cannot read usage", e);
         }
@@ -38,7 +37,7 @@ public final class UsageStore {
 
     /** Grants not yet released (read back at a restart, so metering carries on from what was stored). */
     public static List<UsageGrantRow> open(Connection c) throws SQLException {
-        return query(c, "SELECT " + GRANT_COLUMNS + " FROM usage_grants WHERE ended_ms IS NULL ORDER BY job_id, attempt, node, gpu", UsageStore::grant);
+        return Store.query(c, "SELECT " + GRANT_COLUMNS + " FROM usage_grants WHERE ended_ms IS NULL ORDER BY job_id, attempt, node, gpu", UsageStore::grant);
     }
 
     /** Jobs that reached a final state in [since, until), of one tenant or (null) all. */
@@ -47,13 +46,13 @@ public final class UsageStore {
         Object[] args = tenant == null ? new Object[] {since, until} : new Object[] {since, until, tenant};
         try (Connection c = db.connection()) {
             Map<String, Object[]> jobs = new LinkedHashMap<>();
-            for (Object[] r : query(c, "SELECT j.job_id, j.tenant, j.job_user, j.state, j.submitted_ms, j.ended_ms, "
+            for (Object[] r : Store.query(c, "SELECT j.job_id, j.tenant, j.job_user, j.state, j.submitted_ms, j.ended_ms, "
                     + "(SELECT MIN(a.started_ms) FROM usage_grants a WHERE a.job_id = j.job_id) FROM usage_jobs j" + where + " ORDER BY j.ended_ms, j.job_id",
                     rs -> new Object[] {new JobEndRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getLong(5), rs.getLong(6)),
                             nullableLong(rs, 7), new LinkedHashSet<String>(), new LinkedHashSet<String>()}, args)) {
                 jobs.put(((JobEndRow) r[0]).jobId(), r);
             }
-            for (String[] r : query(c, "SELECT DISTINCT a.job_id, a.node, a.gpu_model FROM usage_grants a JOIN usage_jobs j ON j.job_id = a.job_id" + where,
+            for (String[] r : Store.query(c, "SELECT DISTINCT a.job_id, a.node, a.gpu_model FROM usage_grants a JOIN usage_jobs j ON j.job_id = a.job_id" + where,
                     rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)}, args)) {
                 Object[] j = jobs.get(r[0]);
                 if (j == null) continue;
@@ -73,21 +72,6 @@ public final class UsageStore {
 
     @SuppressWarnings("unchecked")
     private static Set<String> models(Object[] j) { return (Set<String>) j[3]; }
-
-    private interface RowMapper<T> {
-        T map(ResultSet rs) throws SQLException;
-    }
-
-    private static <T> List<T> query(Connection c, String sql, RowMapper<T> mapper, Object... args) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            for (int i = 0; i < args.length; i++) ps.setObject(i + 1, args[i]);
-            try (ResultSet rs = ps.executeQuery()) {
-                List<T> out = new ArrayList<>();
-                while (rs.next()) out.add(mapper.map(rs));
-                return out;
-            }
-        }
-    }
 
     private static UsageGrantRow grant(ResultSet rs) throws SQLException {
         return new UsageGrantRow(rs.getString(1), rs.getInt(2), rs.getString(3), rs.getInt(4), rs.getString(5), rs.getString(6), rs.getString(7),

@@ -1,21 +1,18 @@
 package io.gpupool.server.api;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.gpupool.model.GpuCatalog;
-import io.gpupool.model.GpuModel;
 import io.gpupool.server.auth.Principal;
 import io.gpupool.server.auth.Role;
 import io.gpupool.server.core.Dependency;
 import io.gpupool.server.core.Fields;
 import io.gpupool.server.core.JobEdits;
+import io.gpupool.server.core.JobRequest;
 import io.gpupool.server.core.PoolService;
 import io.gpupool.server.core.ServiceException;
 import io.gpupool.store.JobRow;
 import io.gpupool.store.Store;
 import io.javalin.http.Context;
 
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -63,20 +60,7 @@ final class JobEditRoutes {
         String id = ctx.pathParam("id");
         Fields f = Fields.of(Requests.json(ctx), "", UPDATE_FIELDS);
         Integer priority = f.has("priority") ? (int) f.integer("priority", 0, -10_000, 10_000) : null;
-        List<String> types = null;
-        if (f.has("gpuTypes")) {
-            JsonNode arr = f.array("gpuTypes", 32);
-            Set<String> seen = new LinkedHashSet<>();
-            for (int i = 0; i < arr.size(); i++) {
-                JsonNode t = arr.get(i);
-                String where = "gpuTypes[" + i + "]";
-                if (!t.isTextual()) throw ServiceException.malformed(where, "must be a string");
-                GpuModel m = catalog.find(t.textValue()).orElseThrow(() -> ServiceException.invalid(where,
-                        "unknown GPU model '" + Requests.clip(t.textValue()) + "'; see `gpupool catalog` for the names"));
-                seen.add(m.id());
-            }
-            types = new ArrayList<>(seen);
-        }
+        List<String> types = f.has("gpuTypes") ? JobRequest.gpuTypes(f, catalog) : null;
         Dependency dependency = null;
         Map<String, Dependency.Target> known = Map.of();
         boolean kill = f.bool("killOnInvalidDep", true);

@@ -64,6 +64,21 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         env = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(env));
     }
 
+    /** The request's {@code gpuTypes}: catalog ids, each once, in the order given; an unknown name is refused by its index. */
+    public static List<String> gpuTypes(Fields f, GpuCatalog catalog) {
+        JsonNode arr = f.array("gpuTypes", 32);
+        Set<String> seen = new LinkedHashSet<>();
+        for (int i = 0; i < arr.size(); i++) {
+            JsonNode t = arr.get(i);
+            String where = "gpuTypes[" + i + "]";
+            if (!t.isTextual()) throw ServiceException.malformed(where, "must be a string");
+            GpuModel m = catalog.find(t.textValue()).orElseThrow(() -> ServiceException.invalid(where,
+                    "unknown GPU model '" + clip(t.textValue()) + "'; see `gpupool catalog` for the names"));
+            seen.add(m.id());
+        }
+        return new ArrayList<>(seen);
+    }
+
     /** Validates a request body; the first broken rule is thrown as a {@link ServiceException} naming the field. */
     public static JobRequest parse(JsonNode body, GpuCatalog catalog) {
         Fields f = Fields.of(body, "", FIELDS);
@@ -85,20 +100,7 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         } catch (SpecException e) {
             throw ServiceException.invalid(e.field(), e.rule());
         }
-        List<String> types = new ArrayList<>();
-        if (f.has("gpuTypes")) {
-            JsonNode arr = f.array("gpuTypes", 32);
-            Set<String> seen = new LinkedHashSet<>();
-            for (int i = 0; i < arr.size(); i++) {
-                JsonNode t = arr.get(i);
-                String where = "gpuTypes[" + i + "]";
-                if (!t.isTextual()) throw ServiceException.malformed(where, "must be a string");
-                GpuModel m = catalog.find(t.textValue()).orElseThrow(() -> ServiceException.invalid(where,
-                        "unknown GPU model '" + clip(t.textValue()) + "'; see `gpupool catalog` for the names"));
-                seen.add(m.id());
-            }
-            types.addAll(seen);
-        }
+        List<String> types = f.has("gpuTypes") ? gpuTypes(f, catalog) : new ArrayList<>();
         if (f.has(ModelSizing.FIELD)) {
             ModelSizing.Filled filled = ModelSizing.fill(f, catalog, numGpus, perReplica, milli, mem, types);
             mem = filled.gpuMemMib();
