@@ -20,7 +20,7 @@ import java.util.Set;
  * Node power-down in a replay ({@link PowerDown}): which nodes are on, off or waking up. A node that is off or waking is
  * cordoned in the engine, so no placement ever lands on it; it is uncordoned when its wake-up ends.
  *
- * <p>After each round ({@link #afterRound}), the queued jobs are looked at in queue order (submission order): a job that
+ * <p>After each round ({@link #afterRound}), the queued jobs are looked at in the order they entered the queue: a job that
  * is not held, not over its tenant's limit and not refused by the policy's admission, and that the engine cannot place
  * on the powered-on nodes as they are now (a dry run of the placement pipeline), <em>needs</em> nodes. Each such job
  * takes, replica by replica, room on nodes already waking up (first) or wakes the first powered-off nodes that can hold
@@ -40,6 +40,7 @@ final class NodePower {
     private final long[] idleSinceMs;     // ON nodes: since when no job uses it (-1: in use)
     private final long[] readyAtMs;       // WAKING nodes: when it takes work
     private int off, waking;
+    private int roomLeft;                 // during a walk: the sum of room[] (GPUs of waking nodes not spoken for)
 
     NodePower(Scheduler scheduler, PowerDown params, PowerMeter meter) {
         this.scheduler = scheduler;
@@ -116,7 +117,13 @@ final class NodePower {
     private boolean wakeFor(long nowMs, Set<String> waitingForWake) {
         int n = state.length;
         int[] room = new int[n];              // GPUs of a waking node not yet spoken for in this walk
-        for (int i = 0; i < n; i++) if (state[i] == State.WAKING) room[i] = cluster.node(i).gpuCount();
+        roomLeft = 0;
+        for (int i = 0; i < n; i++) {
+            if (state[i] == State.WAKING) {
+                room[i] = cluster.node(i).gpuCount();
+                roomLeft += room[i];
+            }
+        }
         Map<String, Boolean> fitsOnNodesOn = new HashMap<>();
         boolean need = false;
         for (JobState job : scheduler.pendingJobs()) {
@@ -124,7 +131,7 @@ final class NodePower {
             boolean fits = fitsOnNodesOn.computeIfAbsent(job.shapeKey(), k -> dryRunFits(job.spec()));
             if (fits) continue;
             need = true;
-            if (off == 0 && !anyRoom(room)) break;   // nothing left to wake or to wait for: the rest wait for running jobs
+            if (off == 0 && roomLeft == 0) break;   // nothing left to wake or to wait for: the rest wait for running jobs
             if (takeRoom(job.spec(), room, nowMs)) waitingForWake.add(job.id());
         }
         return need;
@@ -152,11 +159,13 @@ final class NodePower {
                 if (state[i] == State.OFF && holdsReplica(i, job, k)) {
                     wake(i, nowMs);
                     room[i] = cluster.node(i).gpuCount();
+                    roomLeft += room[i];
                     node = i;
                 }
             }
             if (node < 0) return false;
             room[node] -= k;
+            roomLeft -= k;
         }
         return true;
     }
@@ -166,11 +175,6 @@ final class NodePower {
         NodeState n = cluster.node(i);
         return job.allows(n.model()) && n.gpuCount() >= gpus
                 && n.spec().cpuMilli() >= job.host().cpuMilli() && n.spec().memoryMib() >= job.host().memoryMib();
-    }
-
-    private static boolean anyRoom(int[] room) {
-        for (int r : room) if (r > 0) return true;
-        return false;
     }
 
     private void wake(int i, long nowMs) {

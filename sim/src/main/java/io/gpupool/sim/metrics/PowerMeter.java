@@ -44,8 +44,8 @@ public final class PowerMeter {
     private long wakeups;
     private final Set<String> wokenFor = new HashSet<>();
 
-    /** One run of a job: who pays and what it draws. */
-    public record Run(int tenant, long startMs, double busyWatts, double dynamicWatts) {}
+    /** One run of a job: since when, and what it draws (charged to it) and adds to the pool's draw. */
+    private record Run(long startMs, double busyWatts, double dynamicWatts) {}
 
     private final Map<String, Run> runs = new HashMap<>();
 
@@ -65,10 +65,6 @@ public final class PowerMeter {
         }
     }
 
-    public EnergyModel model() {
-        return model;
-    }
-
     /** The state since the last instant held for {@code dtMs}. */
     void advance(long dtMs) {
         totalJ += (baselineWatts + dynamicWatts + offWattsPerNode * asleepNodes) * dtMs / 1000.0;
@@ -81,8 +77,8 @@ public final class PowerMeter {
 
     // ---- runs -----------------------------------------------------------------------------------
 
-    /** A run starts now on these grants (every replica's), for the tenant with this index. */
-    void runStarted(String jobId, int tenant, List<List<GpuGrant>> replicas, long nowMs) {
+    /** A run starts now on these grants (every replica's). */
+    void runStarted(String jobId, List<List<GpuGrant>> replicas, long nowMs) {
         double busy = 0, dynamic = 0;
         for (List<GpuGrant> replica : replicas) {
             for (GpuGrant g : replica) {
@@ -91,7 +87,7 @@ public final class PowerMeter {
                 dynamic += g.milli() / 1000.0 * model.dynamicWatts(m);
             }
         }
-        runs.put(jobId, new Run(tenant, nowMs, busy, dynamic));
+        runs.put(jobId, new Run(nowMs, busy, dynamic));
         dynamicWatts += dynamic;
     }
 

@@ -143,7 +143,7 @@ public final class SimulationRecorder {
 
     /** The grants of a run that started in this instant (after {@link #started}): what it draws from now. */
     public void runsOn(JobSpec job, List<List<GpuGrant>> replicas) {
-        power.runStarted(job.id(), tenant(job.tenant()), replicas, lastMs);
+        power.runStarted(job.id(), replicas, lastMs);
     }
 
     public void preempted(JobSpec job, int[] nodes) {
