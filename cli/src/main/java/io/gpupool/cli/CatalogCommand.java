@@ -39,8 +39,8 @@ public final class CatalogCommand implements Callable<Integer> {
     }
 
     static String table(List<GpuModel> models) {
-        TextTable t = new TextTable("ID", "MEMORY", "BF16 TFLOPS", "FP16 TFLOPS", "BANDWIDTH", "TDP", "NVLINK", "PRODUCT")
-                .alignRight(1, 2, 3, 4, 5);
+        TextTable t = new TextTable("ID", "MEMORY", "BF16 TFLOPS", "FP16 TFLOPS", "BANDWIDTH", "TDP", "IDLE", "NVLINK", "PRODUCT")
+                .alignRight(1, 2, 3, 4, 5, 6);
         for (GpuModel m : models) {
             t.row(m.id(),
                     TextTable.number(m.memoryMib() / 1024.0) + " GiB",
@@ -48,6 +48,7 @@ public final class CatalogCommand implements Callable<Integer> {
                     m.fp16Tflops() > 0 ? TextTable.number(m.fp16Tflops()) : "-",
                     TextTable.number(m.memoryBandwidthGBs()) + " GB/s",
                     m.tdpWatts() + " W",
+                    m.idleWatts() + " W",
                     m.hasNvlink() ? "NVLink" + m.nvlinkGeneration() + " " + TextTable.number(m.nvlinkBandwidthGBs()) + " GB/s" : "-",
                     m.productName());
         }
@@ -66,6 +67,7 @@ public final class CatalogCommand implements Callable<Integer> {
             o.put("fp16_tflops", m.fp16Tflops());
             o.put("memory_bandwidth_gbs", m.memoryBandwidthGBs());
             o.put("tdp_watts", m.tdpWatts());
+            o.put("idle_watts", m.idleWatts());
             o.put("nvlink_generation", m.nvlinkGeneration());
             o.put("nvlink_bandwidth_gbs", m.nvlinkBandwidthGBs());
             o.put("aliases", m.aliases());

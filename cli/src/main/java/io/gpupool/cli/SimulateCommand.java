@@ -17,6 +17,8 @@ import io.gpupool.predict.sizing.AdvisorMemorySizer;
 import io.gpupool.sim.PolicyRunException;
 import io.gpupool.sim.PolicyRuns;
 import io.gpupool.sim.Simulator;
+import io.gpupool.sim.energy.EnergyModel;
+import io.gpupool.sim.energy.PowerDown;
 import io.gpupool.sim.inflation.InflationStudy;
 import io.gpupool.sim.metrics.ResultFormat;
 import io.gpupool.sim.metrics.SimulationResult;
@@ -149,6 +151,17 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Inflation: the arrived-demand levels of --offline (default: ${DEFAULT-VALUE}).")
     String offlineAt;
 
+    @Option(names = "--energy-util", paramLabel = "U",
+            description = {"Replay: the energy model's assumption: a busy GPU draws idle + U x (TDP - idle), a shared GPU its grants' share",
+                    "of that, an idle GPU of a powered-on node its idle power (catalog figures; default: ${DEFAULT-VALUE})."},
+            defaultValue = "" + EnergyModel.DEFAULT_UTILIZATION)
+    double energyUtil;
+
+    @Option(names = "--power-down", paramLabel = "idle=D,wake=D[,keep=N][,off=W]",
+            description = {"Replay: power a node off once it has been idle for idle=D (then it draws off=W watts, default 0) and wake",
+                    "as few as a queued job needs, each taking work wake=D later; the first keep=N nodes stay on. E.g. idle=30m,wake=5m."})
+    String powerDown;
+
     @Option(names = "--ignore-host", description = "Ignore the jobs' host CPU and memory requests (openb) even where the nodes declare host capacity: GPUs alone decide placement.")
     boolean ignoreHost;
 
@@ -177,6 +190,8 @@ public final class SimulateCommand implements Callable<Integer> {
         if (predictor != null) Predictors.forScheduling(predictor, 1);   // an unknown name fails before any work
         if (batch != null) BatchPlacers.create(batch);                    // so does a bad --batch (each replay makes its own)
         long windowMs = durationMs(fairnessWindow);
+        EnergyModel energy = new EnergyModel(energyUtil);
+        PowerDown down = powerDown == null ? null : PowerDown.parse(powerDown);
         ClusterSpec cs = clusterSpec();
         Trace jobs = trace(cs);
         note(jobs.stats());
@@ -192,6 +207,8 @@ public final class SimulateCommand implements Callable<Integer> {
                         .fairnessWindowMs(windowMs)
                         .predictor(predictorName == null ? null : () -> Predictors.forScheduling(predictorName, config.defaultRuntimeMs()))
                         .batchPlacer(batch == null ? null : BatchPlacers.create(batch))
+                        .energy(energy)
+                        .powerDown(down)
                         .progress(progress)
                         .run(replayed);
             });
@@ -212,7 +229,10 @@ public final class SimulateCommand implements Callable<Integer> {
         });
         out.flush();
         if (report != null) {
-            Path index = write(() -> SimulationReport.write(report, results, describe(jobs, cs, pool, predictorName)));
+            Map<String, String> meta = describe(jobs, cs, pool, predictorName);
+            meta.put("energy model", energyNote(cs, energy));
+            if (down != null) meta.put("node power-down", down.describe());
+            Path index = write(() -> SimulationReport.write(report, results, meta));
             notes.say("report: " + index);
         }
         return 0;
@@ -290,6 +310,19 @@ public final class SimulateCommand implements Callable<Integer> {
         return m;
     }
 
+    /** The energy assumption with each model's figures, for the report: "u=0.8; V100-32GB idle 40 W, TDP 300 W, busy 248 W". */
+    private static String energyNote(ClusterSpec cs, EnergyModel energy) {
+        StringBuilder sb = new StringBuilder("u=" + energy.utilization() + " (busy GPU: idle + u x (TDP - idle)); GPUs only");
+        cs.nodes().stream().flatMap(n -> n.gpus().stream()).map(g -> g.model()).distinct().forEach(m ->
+                sb.append("; ").append(m.id()).append(" idle ").append(m.idleWatts()).append(" W, TDP ").append(m.tdpWatts())
+                        .append(" W, busy ").append(watts(energy.busyWatts(m))).append(" W"));
+        return sb.toString();
+    }
+
+    private static String watts(double w) {
+        return w == Math.rint(w) ? String.valueOf((long) w) : String.format(Locale.ROOT, "%.1f", w);
+    }
+
     /** Above this many jobs a file trace is streamed for each replay instead of held (~230 bytes a job). */
     static final long MAX_LOADED_JOBS = 500_000;
 
@@ -307,6 +340,7 @@ public final class SimulateCommand implements Callable<Integer> {
         }
         if (trace == null) throw new SpecException("--trace", "trace", "inflation mode needs --trace PODS.csv");
         if (config != null) throw new SpecException("--config", "config", "is for replay mode; inflation compares the placements of --placement");
+        if (powerDown != null) throw new SpecException("--power-down", "power-down", "is for replay mode: the inflation study has no time");
         ClusterSpec cs = clusterSpec();
         String list = placement == null ? "fgd,best-fit,binpack" : placement;
         List<String> labels = List.of(list.split(","));

@@ -45,7 +45,7 @@ class CatalogCommandTest {
             JsonNode o = root.get(i);
             GpuModel m = MODELS.get(i);
             assertThat(o.fieldNames()).toIterable().containsExactly("id", "product_name", "memory_mib", "bf16_tflops",
-                    "fp16_tflops", "memory_bandwidth_gbs", "tdp_watts", "nvlink_generation", "nvlink_bandwidth_gbs",
+                    "fp16_tflops", "memory_bandwidth_gbs", "tdp_watts", "idle_watts", "nvlink_generation", "nvlink_bandwidth_gbs",
                     "aliases", "source");
             assertThat(o.get("product_name").asText()).isEqualTo(m.productName());
             assertThat(o.get("memory_mib").asInt()).isEqualTo(m.memoryMib());
@@ -53,6 +53,7 @@ class CatalogCommandTest {
             assertThat(o.get("fp16_tflops").asDouble()).isEqualTo(m.fp16Tflops());
             assertThat(o.get("memory_bandwidth_gbs").asDouble()).isEqualTo(m.memoryBandwidthGBs());
             assertThat(o.get("tdp_watts").asInt()).isEqualTo(m.tdpWatts());
+            assertThat(o.get("idle_watts").asInt()).isEqualTo(m.idleWatts());
             assertThat(o.get("nvlink_generation").asInt()).isEqualTo(m.nvlinkGeneration());
             assertThat(o.get("nvlink_bandwidth_gbs").asDouble()).isEqualTo(m.nvlinkBandwidthGBs());
             assertThat(o.get("aliases").isArray()).isTrue();

@@ -144,6 +144,50 @@ class SimulateCommandTest {
         assertThat(arr.get(0).get("tenants").size()).isEqualTo(2);
     }
 
+    /**
+     * Energy is in every replay's output; node power-down adds its fields. One V100-32GB node of 4 GPUs (catalog: 40 W
+     * idle, 300 W TDP; u = 0.8: 248 W busy): a on 2 GPUs 0..100, then nothing until b (4 GPUs) arrives at 2000.
+     * Without power-down the node idles 100..2000: (2 x 248 + 2 x 40) x 100 + 4 x 40 x 1900 + 4 x 248 x 100 = 460,800 J.
+     * With idle=10m,wake=1m it powers off at 700, wakes at 2000 and takes b at 2060: (2 x 248 + 2 x 40) x 100
+     * + 4 x 40 x 600 + 4 x 40 x 60 (waking) + 4 x 248 x 100 = 262,400 J; b waits the 60 s of the wake-up.
+     */
+    @Test
+    void energyIsInEveryOutputAndPowerDownAddsItsFields() throws IOException {
+        Path t = file("e.csv", "job_id,submit_time,duration,num_gpus,tenant", "a,0,100,2,x", "b,2000,100,4,y");
+        Cli.Result plain = Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x4:V100-32GB", "--output", "json");
+        assertThat(plain.exitCode()).as(plain.err()).isZero();
+        JsonNode p = JSON.readTree(plain.out()).get(0);
+        assertThat(p.get("energy_kwh").asDouble()).isEqualTo(0.128);
+        assertThat(p.has("asleep_node_hours")).isFalse();
+        assertThat(p.get("tenants").get(0).has("energy_kwh")).isTrue();
+
+        Cli.Result down = Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x4:V100-32GB", "--output", "json",
+                "--power-down", "idle=10m,wake=1m");
+        assertThat(down.exitCode()).as(down.err()).isZero();
+        JsonNode d = JSON.readTree(down.out()).get(0);
+        assertThat(d.get("energy_kwh").asDouble()).isEqualTo(0.073);
+        assertThat(d.get("power_down").asText()).isEqualTo("idle=10m,wake=1m");
+        assertThat(d.get("wakeups").asInt()).isEqualTo(1);
+        assertThat(d.get("wake_wait_s").asDouble()).isEqualTo(60.0);
+        assertThat(d.get("avg_jct_s").asDouble()).isEqualTo(130.0);   // a 100, b 160
+        assertThat(d.get("asleep_node_hours").asDouble()).isEqualTo(0.361);
+
+        Cli.Result table = Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x4:V100-32GB", "--power-down", "idle=10m,wake=1m",
+                "--energy-util", "1", "--report", dir.resolve("report").toString());
+        assertThat(table.exitCode()).as(table.err()).isZero();
+        assertThat(table.out()).contains("kWh", "asleep node-h", "wake wait/job");
+        assertThat(Files.readString(dir.resolve("report/index.html"))).contains("u=1.0", "V100-32GB idle 40 W, TDP 300 W, busy 300 W",
+                "idle=10m,wake=1m");
+    }
+
+    @Test
+    void badEnergySettingsAreRefusedBeforeAnyReplay() throws IOException {
+        Path t = smallTrace();
+        Cli.assertRefused(Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x4:A100-80GB", "--power-down", "idle=30m"), "wake");
+        Cli.assertRefused(Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x4:A100-80GB", "--power-down", "idle=30m,wake=5m,keep=x"), "keep");
+        Cli.assertRefused(Cli.run("simulate", "--trace", t.toString(), "--cluster", "1x4:A100-80GB", "--energy-util", "1.5"), "utilization");
+    }
+
     @Test
     void qssfWithTheHistoryPredictorLearnsDuringTheReplay() throws IOException {
         // one GPU; a and b run once (0-1000, 1000-1010) and teach the predictor; x holds the GPU 1500-1600 while

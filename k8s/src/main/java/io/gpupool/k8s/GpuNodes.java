@@ -95,7 +95,7 @@ public final class GpuNodes {
         });
         if (memoryMib <= 0 || memoryMib >= m.memoryMib()) return m;
         return new GpuModel(m.id(), m.productName(), memoryMib, m.bf16Tflops(), m.fp16Tflops(), m.memoryBandwidthGBs(), m.tdpWatts(),
-                m.nvlinkGeneration(), m.nvlinkBandwidthGBs(), m.aliases(), m.source() + "; memory as the node reports it");
+                m.idleWatts(), m.nvlinkGeneration(), m.nvlinkBandwidthGBs(), m.aliases(), m.source() + "; memory as the node reports it");
     }
 
     /** Whether new pods may go to the node: not cordoned and Ready. */

@@ -47,7 +47,18 @@ public final class GpuCatalog {
     private static final Set<String> PACKAGING_WORDS = Set.of(
             "SXM", "SXM2", "SXM3", "SXM4", "SXM5", "PCIE", "HBM2", "HBM2E", "HBM3", "HBM3E", "SHARED");
 
-    // Declared after the patterns it uses: static fields initialise in text order.
+    /**
+     * Idle power per model (W): a powered-on GPU running nothing. Data sheets do not give it; these are round figures of
+     * the order idle GPUs of each class report (docs/gpu-catalog.md, "Idle power"), assumptions for the simulator's energy
+     * estimates, not measurements. G2 and G3 take V100's, like their other placeholders.
+     */
+    private static final Map<String, Integer> IDLE_WATTS = Map.ofEntries(
+            Map.entry("V100-16GB", 40), Map.entry("V100-32GB", 40), Map.entry("T4", 10), Map.entry("A10", 20),
+            Map.entry("L4", 15), Map.entry("L40S", 35), Map.entry("A100-40GB", 50), Map.entry("A100-80GB", 60),
+            Map.entry("H100-80GB", 70), Map.entry("H200", 75), Map.entry("RTX-3090", 25), Map.entry("RTX-4090", 20),
+            Map.entry("P100", 30), Map.entry("G2", 40), Map.entry("G3", 40));
+
+    // Declared after the patterns and the idle figures it uses: static fields initialise in text order.
     private static final GpuCatalog STANDARD = new GpuCatalog(standardEntries());
 
     private final List<GpuModel> models;
@@ -230,7 +241,9 @@ public final class GpuCatalog {
     private static Entry entry(String id, String product, int memoryGb, double bf16, double fp16, double bandwidthGBs,
                                int tdpWatts, int nvlinkGen, double nvlinkGBs, String family, Topology topology,
                                String source, String... aliases) {
-        GpuModel m = new GpuModel(id, product, memoryGb * 1024, bf16, fp16, bandwidthGBs, tdpWatts, nvlinkGen, nvlinkGBs,
+        Integer idle = IDLE_WATTS.get(id);
+        if (idle == null) throw new IllegalStateException("no idle power for catalog model " + id);
+        GpuModel m = new GpuModel(id, product, memoryGb * 1024, bf16, fp16, bandwidthGBs, tdpWatts, idle, nvlinkGen, nvlinkGBs,
                 List.of(aliases), source);
         return new Entry(m, family, topology);
     }

@@ -13,6 +13,8 @@ import java.util.List;
  * @param fp16Tflops         dense FP16 tensor TFLOP/s
  * @param memoryBandwidthGBs memory bandwidth in GB/s
  * @param tdpWatts           board power (TDP / max power) in watts
+ * @param idleWatts          power of the GPU when powered on and running nothing, in watts (an assumption, not a
+ *                           data-sheet figure: docs/gpu-catalog.md; 0 where unknown)
  * @param nvlinkGeneration   NVLink generation (0 = none)
  * @param nvlinkBandwidthGBs total NVLink bandwidth per GPU in GB/s (0 = none)
  * @param aliases            other names that resolve to this model (trace codes, product strings)
@@ -26,6 +28,7 @@ public record GpuModel(
         double fp16Tflops,
         double memoryBandwidthGBs,
         int tdpWatts,
+        int idleWatts,
         int nvlinkGeneration,
         double nvlinkBandwidthGBs,
         List<String> aliases,
@@ -34,7 +37,17 @@ public record GpuModel(
     public GpuModel {
         if (id == null || id.isBlank()) throw new SpecException("gpu model", "id", "must not be empty");
         if (memoryMib <= 0) throw new SpecException("gpu model " + id, "memoryMib", "must be > 0");
+        if (idleWatts < 0 || tdpWatts > 0 && idleWatts > tdpWatts) {
+            throw new SpecException("gpu model " + id, "idleWatts", "must be in 0..tdpWatts (" + tdpWatts + "), got " + idleWatts);
+        }
         aliases = List.copyOf(aliases);
+    }
+
+    /** A model without an idle power figure (0: unknown), as models described outside the catalog are. */
+    public GpuModel(String id, String productName, int memoryMib, double bf16Tflops, double fp16Tflops, double memoryBandwidthGBs,
+                    int tdpWatts, int nvlinkGeneration, double nvlinkBandwidthGBs, List<String> aliases, String source) {
+        this(id, productName, memoryMib, bf16Tflops, fp16Tflops, memoryBandwidthGBs, tdpWatts, 0, nvlinkGeneration, nvlinkBandwidthGBs,
+                aliases, source);
     }
 
     public boolean hasNvlink() {

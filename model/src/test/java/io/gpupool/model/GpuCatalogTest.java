@@ -32,6 +32,8 @@ class GpuCatalogTest {
             assertThat(m.memoryMib()).as(m.id()).isPositive();
             assertThat(m.memoryBandwidthGBs()).as(m.id()).isPositive();
             assertThat(m.tdpWatts()).as(m.id()).isPositive();
+            // the simulator's energy model: a powered-on idle GPU draws something, and less than a busy one
+            assertThat(m.idleWatts()).as(m.id()).isPositive().isLessThan(m.tdpWatts() / 2);
             assertThat(m.fp16Tflops()).as(m.id()).isPositive();
             assertThat(m.bf16Tflops()).as(m.id()).isGreaterThanOrEqualTo(0);
             assertThat(m.productName()).as(m.id()).isNotBlank();
@@ -68,6 +70,7 @@ class GpuCatalogTest {
         assertThat(model("RTX-3090").nvlinkBandwidthGBs()).isEqualTo(112.5);
         assertThat(model("RTX-4090").hasNvlink()).isFalse();
         assertThat(model("T4").tdpWatts()).isEqualTo(70);
+        assertThat(model("V100-32GB").idleWatts()).isEqualTo(40);
         assertThat(model("L4").fp16Tflops()).isEqualTo(121);
         for (String pcie : List.of("T4", "A10", "L4", "L40S", "RTX-4090", "P100", "G2", "G3")) {
             assertThat(model(pcie).hasNvlink()).as(pcie).isFalse();

@@ -10,6 +10,8 @@ import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.JobSpec;
+import io.gpupool.sim.energy.EnergyModel;
+import io.gpupool.sim.energy.PowerDown;
 import io.gpupool.sim.metrics.JobOutcome;
 import io.gpupool.sim.metrics.SimulationRecorder;
 import io.gpupool.sim.metrics.SimulationResult;
@@ -60,6 +62,8 @@ public final class Simulator {
     private Progress progress = (d, t) -> {};
     private Supplier<? extends RuntimePredictor> predictor;
     private BatchPlacer batchPlacer;
+    private EnergyModel energy = EnergyModel.DEFAULT;
+    private PowerDown powerDown;
 
     public Simulator(ClusterSpec cluster, SchedulerConfig config) {
         this.cluster = cluster;
@@ -95,6 +99,18 @@ public final class Simulator {
         return this;
     }
 
+    /** What a GPU draws (the assumption behind the energy figures); default {@link EnergyModel#DEFAULT}. */
+    public Simulator energy(EnergyModel model) {
+        this.energy = java.util.Objects.requireNonNull(model);
+        return this;
+    }
+
+    /** Powers idle nodes down and up on demand ({@link NodePower}); null (the default): every node stays on. */
+    public Simulator powerDown(PowerDown params) {
+        this.powerDown = params;
+        return this;
+    }
+
     /** A job the replay is tracking: what it really runs for, and the nodes of its current run. */
     private static final class Active {
         final TraceJob job;
@@ -116,7 +132,12 @@ public final class Simulator {
         Scheduler scheduler = new Scheduler(cluster, config, id -> ranAtMost(active.get(id).job));
         if (predictor != null) scheduler.setPredictor(predictor.get());
         scheduler.setBatchPlacer(batchPlacer);
-        SimulationRecorder rec = new SimulationRecorder(scheduler.cluster(), config.tenants(), fairnessWindowMs);
+        SimulationRecorder rec = new SimulationRecorder(scheduler.cluster(), config.tenants(), fairnessWindowMs, energy);
+        NodePower power = null;
+        if (powerDown != null) {
+            power = new NodePower(scheduler, powerDown, rec.power());
+            rec.powerDown(powerDown.describe());
+        }
         WorkflowGate workflows = new WorkflowGate();
         PriorityQueue<Completion> completions = new PriorityQueue<>(
                 Comparator.comparingLong(Completion::atMs).thenComparingLong(Completion::seq));
@@ -130,7 +151,8 @@ public final class Simulator {
                 long tArrival = next != null ? next.spec().submitTimeMs() : Long.MAX_VALUE;
                 long tDone = completions.isEmpty() ? Long.MAX_VALUE : completions.peek().atMs();
                 long tPolicy = scheduler.nextReevaluationMs(now).orElse(Long.MAX_VALUE);
-                long t = Math.min(tArrival, Math.min(tDone, tPolicy));
+                long tPower = power == null ? Long.MAX_VALUE : power.nextEventMs(now);
+                long t = Math.min(Math.min(tArrival, tPower), Math.min(tDone, tPolicy));
                 if (t == Long.MAX_VALUE) break;
                 now = Math.max(now, t);
                 rec.advanceTo(now);
@@ -172,6 +194,7 @@ public final class Simulator {
                     }
                     next = cursor.hasNext() ? cursor.next() : null;
                 }
+                if (power != null) power.beforeRound(now);
                 RoundResult round = scheduler.schedule(now);
                 rounds++;
                 preemptions += round.preempted().size();
@@ -186,16 +209,18 @@ public final class Simulator {
                     a.version++;
                     a.nodes = nodesOf(j);
                     rec.started(a.job.spec(), a.nodes);
+                    rec.runsOn(a.job.spec(), j.allocation().replicas());
                     long remaining = Math.max(1, a.job.durationMs() - j.attainedMs(now));
                     long limit = a.job.spec().timeLimitMs().orElse(Long.MAX_VALUE);
                     completions.add(new Completion(now + Math.min(remaining, limit), completionSeq++, id, a.version, limit < remaining));
                 }
+                if (power != null) power.afterRound(now);
                 rec.instantDone();
                 if (finished - lastProgress >= 1000) {
                     progress.update(finished, total);
                     lastProgress = finished;
                 }
-                if (next == null && completions.isEmpty() && scheduler.runningJobs().isEmpty()) break;
+                if (next == null && completions.isEmpty() && scheduler.runningJobs().isEmpty() && (power == null || !power.waking())) break;
             }
         }
         // nothing runs and nothing will arrive: what is still queued can never start (quota, policy rules)

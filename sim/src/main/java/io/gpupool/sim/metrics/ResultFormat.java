@@ -79,11 +79,27 @@ public final class ResultFormat {
     /** Jobs their time limit stopped: a column only for traces with time limits (every other table stays as it was). */
     private static final Column TIMEOUTS = new Column("", "timeouts", r -> String.valueOf(r.timeouts()));
 
-    /** One row per policy, the four goals in column groups. */
+    /** GPU energy over the makespan, and what node power-down did (those only with it). */
+    private static final Column KWH = new Column("energy", "kWh", r -> kwh(r.energy().kwh()));
+    private static final List<Column> POWER_DOWN = List.of(
+            new Column("power-down", "asleep node-h", r -> String.format("%,.1f", r.energy().powerDown().asleepNodeHours())),
+            new Column("power-down", "wakeups", r -> String.valueOf(r.energy().powerDown().wakeups())),
+            new Column("power-down", "wake wait/job", r -> dur(r.energy().powerDown().avgWakeWaitSec())));
+
+    /** One row per policy, the four goals in column groups, then energy. */
     public static String table(List<SimulationResult> results) {
         List<Column> columns = new ArrayList<>(COLUMNS);
         if (results.stream().anyMatch(r -> r.timeLimited() > 0)) columns.add(TIMEOUTS);
+        if (results.stream().allMatch(r -> r.energy() != null)) {
+            columns.add(KWH);
+            if (results.stream().allMatch(r -> r.energy().powerDown() != null)) columns.addAll(POWER_DOWN);
+        }
         return table(results, columns);
+    }
+
+    /** kWh with three significant decimals for small runs, thousands separated for large ones. */
+    public static String kwh(double v) {
+        return v < 10 ? String.format("%.3f", v) : v < 1000 ? String.format("%.1f", v) : String.format("%,.0f", v);
     }
 
     private static String table(List<SimulationResult> results, List<Column> columns) {

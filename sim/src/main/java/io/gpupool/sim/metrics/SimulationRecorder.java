@@ -2,7 +2,9 @@ package io.gpupool.sim.metrics;
 
 import io.gpupool.engine.TenantConfig;
 import io.gpupool.engine.state.ClusterState;
+import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.model.JobSpec;
+import io.gpupool.sim.energy.EnergyModel;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -29,6 +31,8 @@ public final class SimulationRecorder {
     private final long windowMs;
     private final FragmentationTracker fragmentation;
     private final long totalMilli;
+    private final PowerMeter power;
+    private String powerDown;           // the --power-down settings, null when off
 
     // tenants
     private final Map<String, Integer> tenantIndex = new HashMap<>();
@@ -42,6 +46,7 @@ public final class SimulationRecorder {
     private double[] tenantWaitMs = new double[8];
     private double[] tenantHeldContended = new double[8];
     private double[] tenantFairContended = new double[8];
+    private double[] tenantEnergyJ = new double[8];
     private int[] active = new int[8];
     private int activeCount;
     private boolean demandChanged;
@@ -63,8 +68,15 @@ public final class SimulationRecorder {
     private long rejected;
     private long timeLimited, timeouts;
     private final Map<String, String> reasons = new LinkedHashMap<>();
+    private PowerMeter.Snapshot powerAtLastFinish = PowerMeter.Snapshot.ZERO;
+    private double usedIntegralAtLastFinish;
 
     public SimulationRecorder(ClusterState cluster, Map<String, TenantConfig> tenants, long fairnessWindowMs) {
+        this(cluster, tenants, fairnessWindowMs, EnergyModel.DEFAULT);
+    }
+
+    public SimulationRecorder(ClusterState cluster, Map<String, TenantConfig> tenants, long fairnessWindowMs, EnergyModel energy) {
+        this.power = new PowerMeter(cluster, energy);
         this.cluster = cluster;
         this.tenantConfig = tenants;
         this.windowMs = fairnessWindowMs;
@@ -84,6 +96,7 @@ public final class SimulationRecorder {
         }
         if (nowMs <= lastMs) return;
         long dt = nowMs - lastMs;
+        power.advance(dt);
         series.add(Q_QUEUED, lastMs, nowMs, queued);
         series.add(Q_USED, lastMs, nowMs, usedMilli / 1000.0);
         series.add(Q_FRAG, lastMs, nowMs, fragMilli / 1000.0);
@@ -128,8 +141,15 @@ public final class SimulationRecorder {
         for (int n : nodes) fragmentation.touched(n);
     }
 
+    /** The grants of a run that started in this instant (after {@link #started}): what it draws from now. */
+    public void runsOn(JobSpec job, List<List<GpuGrant>> replicas) {
+        power.runStarted(job.id(), replicas, lastMs);
+    }
+
     public void preempted(JobSpec job, int[] nodes) {
-        held[tenant(job.tenant())] -= job.gpuMilliDemand();
+        int t = tenant(job.tenant());
+        tenantEnergyJ[t] += power.runStopped(job.id(), lastMs);
+        held[t] -= job.gpuMilliDemand();
         queued++;
         fragmentation.queued(job);
         for (int n : nodes) fragmentation.touched(n);
@@ -138,6 +158,7 @@ public final class SimulationRecorder {
     /** A job finished: its outcome and the nodes it freed. */
     public void completed(JobSpec job, JobOutcome o, int[] nodes) {
         int t = tenant(job.tenant());
+        tenantEnergyJ[t] += power.runStopped(job.id(), lastMs);
         held[t] -= job.gpuMilliDemand();
         demand[t] -= job.gpuMilliDemand();
         demandChanged = true;
@@ -155,6 +176,8 @@ public final class SimulationRecorder {
         tenantGpuMs[t] += o.gpus() * o.runMs();
         tenantWaitMs[t] += o.waitMs();
         lastFinishMs = Math.max(lastFinishMs, o.finishMs());
+        powerAtLastFinish = power.snapshot();
+        usedIntegralAtLastFinish = usedIntegral;
         if (o.timedOut()) timeouts++;
     }
 
@@ -198,10 +221,21 @@ public final class SimulationRecorder {
             tenantWaitMs = Arrays.copyOf(tenantWaitMs, len);
             tenantHeldContended = Arrays.copyOf(tenantHeldContended, len);
             tenantFairContended = Arrays.copyOf(tenantFairContended, len);
+            tenantEnergyJ = Arrays.copyOf(tenantEnergyJ, len);
         }
         TenantConfig c = tenantConfig.get(name);
         weight[t] = c == null ? 1.0 : c.weight();
         return t;
+    }
+
+    /** The pool's power: a power-down control reports node power states and wake waits to it. */
+    public PowerMeter power() {
+        return power;
+    }
+
+    /** Node power-down is on, with these settings (as {@code --power-down} gives them): the result reports it. */
+    public void powerDown(String settings) {
+        this.powerDown = settings;
     }
 
     // ---- result ---------------------------------------------------------------------------------
@@ -225,7 +259,20 @@ public final class SimulationRecorder {
         return new SimulationResult(policy, placement, trace, (int) (totalMilli / 1000), done, rejected, unfinished, timeLimited, timeouts,
                 preemptions, rounds,
                 statsMs(jctS), statsMs(waitS), stats(slow), makespanMs / 1000.0, util, frag, FairnessWindows.overall(fw),
-                tenantResults(), timeline(), cdf(jctS), fw, why);
+                tenantResults(), timeline(), cdf(jctS), fw, why, energy());
+    }
+
+    /** Energy and power-down figures up to the last finish (all zero when no job completed). */
+    private SimulationResult.Energy energy() {
+        PowerMeter.Snapshot p = powerAtLastFinish;
+        SimulationResult.PowerDownResult down = null;
+        if (powerDown != null) {
+            down = new SimulationResult.PowerDownResult(powerDown, p.asleepNodeMs() / 3.6e6, p.wakeups(), p.wakeWaitMs() / 1000.0,
+                    done == 0 ? 0 : p.wakeWaitMs() / 1000.0 / done, p.jobsWaitedForWake(),
+                    p.poweredMilliMs() <= 0 ? 0 : usedIntegralAtLastFinish / p.poweredMilliMs(),
+                    p.poweredNodeMs() <= 0 ? 0 : p.busyNodeMs() / p.poweredNodeMs());
+        }
+        return new SimulationResult.Energy(p.totalJ() / 3.6e6, (p.totalJ() - p.jobsJ()) / 3.6e6, down);
     }
 
     private List<SimulationResult.TenantResult> tenantResults() {
@@ -240,7 +287,7 @@ public final class SimulationRecorder {
                     gpuTotal == 0 ? 0 : tenantGpuMs[t] / gpuTotal,
                     fairTotal == 0 ? 0 : tenantFairContended[t] / fairTotal,
                     tenantFairContended[t] == 0 ? 1 : tenantHeldContended[t] / tenantFairContended[t],
-                    tenantJobs[t] == 0 ? 0 : tenantWaitMs[t] / tenantJobs[t] / 1000.0));
+                    tenantJobs[t] == 0 ? 0 : tenantWaitMs[t] / tenantJobs[t] / 1000.0, tenantEnergyJ[t] / 3.6e6));
         }
         out.sort((a, b) -> Double.compare(b.gpuHours(), a.gpuHours()));
         return out;

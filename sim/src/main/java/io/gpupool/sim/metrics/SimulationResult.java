@@ -31,6 +31,8 @@ import java.util.Map;
  * @param jctCdf          JCT quantiles (seconds) at 0.5%, 1%, ... 100% of jobs, for the CDF chart
  * @param fairness        the fairness windows behind {@code jainFairness}
  * @param rejectReasons   a few rejected or unfinished jobs and why
+ * @param energy          GPU energy over the makespan and, with node power-down, what it did (null: not measured, e.g. a
+ *                        result that was recorded rather than simulated)
  */
 public record SimulationResult(
         String policy,
@@ -55,7 +57,42 @@ public record SimulationResult(
         Timeline timeline,
         double[] jctCdf,
         List<FairnessWindows.Window> fairness,
-        Map<String, String> rejectReasons) {
+        Map<String, String> rejectReasons,
+        Energy energy) {
+
+    /** A result without energy figures (they are left out of every output). */
+    public SimulationResult(String policy, String placement, String trace, int totalGpus, long jobs, long rejected, long unfinished,
+                            long timeLimited, long timeouts, long preemptions, long rounds, Stats jct, Stats waiting, Stats slowdown,
+                            double makespanSec, double utilization, double fragmentation, double jainFairness, List<TenantResult> tenants,
+                            Timeline timeline, double[] jctCdf, List<FairnessWindows.Window> fairness, Map<String, String> rejectReasons) {
+        this(policy, placement, trace, totalGpus, jobs, rejected, unfinished, timeLimited, timeouts, preemptions, rounds, jct, waiting,
+                slowdown, makespanSec, utilization, fragmentation, jainFairness, tenants, timeline, jctCdf, fairness, rejectReasons, null);
+    }
+
+    /**
+     * GPU energy from the first submit to the last finish (docs/architecture.md, "Energy").
+     *
+     * @param kwh        all GPUs' energy: busy and idle GPUs of powered-on nodes, and powered-off nodes' off power
+     * @param idleKwh    the part no job was charged for: idle GPUs (and the idle part of shared GPUs' unallocated
+     *                   capacity) of powered-on nodes, and powered-off nodes
+     * @param powerDown  what node power-down did; null when it was off
+     */
+    public record Energy(double kwh, double idleKwh, PowerDownResult powerDown) {}
+
+    /**
+     * Node power-down over the makespan.
+     *
+     * @param settings            the {@code --power-down} parameters
+     * @param asleepNodeHours     node-hours spent powered off
+     * @param wakeups             nodes woken up
+     * @param wakeWaitSec         job-seconds spent queued only because the nodes a job needed were waking up
+     * @param avgWakeWaitSec      {@code wakeWaitSec} over the completed jobs
+     * @param jobsWaitedForWake   jobs that waited for a wake-up at some point
+     * @param poweredUtilization  allocated GPU-time / GPU-time of powered-on nodes (waking ones included)
+     * @param nodeUtilization     node-time some job used a node / node-time nodes were powered on (Helios' CES measure)
+     */
+    public record PowerDownResult(String settings, double asleepNodeHours, long wakeups, double wakeWaitSec, double avgWakeWaitSec,
+                                  long jobsWaitedForWake, double poweredUtilization, double nodeUtilization) {}
 
     /** Mean and percentiles of one per-job quantity. */
     public record Stats(double mean, double p50, double p95, double p99, double max) {
@@ -69,9 +106,16 @@ public record SimulationResult(
      * @param share         its part of all GPU-time used
      * @param entitledShare its part of all fair GPU-time while jobs waited (weighted max-min given its demand)
      * @param heldVsFair    GPU-time held / fair GPU-time while jobs waited (1 = got exactly its entitlement)
+     * @param energyKwh     GPU energy charged to its jobs' runs (NaN: not measured)
      */
     public record TenantResult(String tenant, double weight, long jobs, double gpuHours, double share,
-                               double entitledShare, double heldVsFair, double avgWaitSec) {}
+                               double entitledShare, double heldVsFair, double avgWaitSec, double energyKwh) {
+        /** Without energy ({@code energyKwh} NaN: left out of the outputs). */
+        public TenantResult(String tenant, double weight, long jobs, double gpuHours, double share, double entitledShare,
+                            double heldVsFair, double avgWaitSec) {
+            this(tenant, weight, jobs, gpuHours, share, entitledShare, heldVsFair, avgWaitSec, Double.NaN);
+        }
+    }
 
     /**
      * Per-bucket averages: queued jobs, GPUs in use, fragmented GPUs, and each tenant's GPUs held and fair
@@ -105,6 +149,22 @@ public record SimulationResult(
         m.put("fragmentation", r4(fragmentation));
         m.put("jain_fairness", r4(jainFairness));
         m.put("preemptions", preemptions);
+        if (energy != null) {
+            m.put("energy_kwh", r3(energy.kwh()));
+            m.put("idle_energy_kwh", r3(energy.idleKwh()));
+            PowerDownResult p = energy.powerDown();
+            // only with --power-down, so that the results of every other replay keep their fields
+            if (p != null) {
+                m.put("power_down", p.settings());
+                m.put("asleep_node_hours", r3(p.asleepNodeHours()));
+                m.put("wakeups", p.wakeups());
+                m.put("wake_wait_s", r3(p.wakeWaitSec()));
+                m.put("avg_wake_wait_s", r3(p.avgWakeWaitSec()));
+                m.put("jobs_waited_for_wake", p.jobsWaitedForWake());
+                m.put("powered_utilization", r4(p.poweredUtilization()));
+                m.put("node_utilization", r4(p.nodeUtilization()));
+            }
+        }
         return m;
     }
 
@@ -120,6 +180,7 @@ public record SimulationResult(
             m.put("entitled_share", r4(t.entitledShare()));
             m.put("held_vs_fair", r4(t.heldVsFair()));
             m.put("avg_wait_s", r3(t.avgWaitSec()));
+            if (!Double.isNaN(t.energyKwh())) m.put("energy_kwh", r3(t.energyKwh()));
             return m;
         }).toList();
     }

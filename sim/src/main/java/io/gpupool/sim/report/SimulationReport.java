@@ -152,11 +152,17 @@ public final class SimulationReport {
         Html.head(h, "gpupool simulation: " + meta.getOrDefault("trace", ""));
         h.append("<h1>gpupool simulation</h1>\n");
         Html.meta(h, meta);
+        boolean energy = results.stream().allMatch(r -> r.energy() != null);
+        boolean down = energy && results.stream().allMatch(r -> r.energy().powerDown() != null);
         h.append("<h2>The four goals, side by side</h2>\n<table>\n<tr><th rowspan=\"2\">policy</th><th rowspan=\"2\">jobs</th>"
                 + "<th colspan=\"2\">utilization</th><th colspan=\"3\">waiting</th><th colspan=\"6\">completion time</th><th>fairness</th>"
-                + "<th rowspan=\"2\">preemptions</th><th rowspan=\"2\">rejected / unfinished</th></tr>\n"
+                + "<th rowspan=\"2\">preemptions</th><th rowspan=\"2\">rejected / unfinished</th>"
+                + (energy ? "<th colspan=\"" + (down ? 7 : 2) + "\">energy" + (down ? " and node power-down" : "") + "</th>" : "") + "</tr>\n"
                 + "<tr><th>util</th><th>frag</th><th>avg</th><th>p95</th><th>max</th><th>avg JCT</th><th>p50</th><th>p95</th><th>p99</th>"
-                + "<th>slowdown</th><th>makespan</th><th>Jain</th></tr>\n");
+                + "<th>slowdown</th><th>makespan</th><th>Jain</th>"
+                + (energy ? "<th>kWh</th><th>idle kWh</th>" : "")
+                + (down ? "<th>asleep node-h</th><th>wakeups</th><th>wake wait / job</th><th>util of powered</th><th>node util</th>" : "")
+                + "</tr>\n");
         for (SimulationResult r : results) {
             h.append("<tr><td>").append(Html.esc(r.policy())).append("</td>");
             cells(h, String.format("%,d", r.jobs()), pct(r.utilization()), pct(r.fragmentation()),
@@ -164,6 +170,12 @@ public final class SimulationReport {
                     ResultFormat.dur(r.jct().mean()), ResultFormat.dur(r.jct().p50()), ResultFormat.dur(r.jct().p95()), ResultFormat.dur(r.jct().p99()),
                     String.format("%.2f", r.slowdown().mean()), ResultFormat.dur(r.makespanSec()), String.format("%.3f", r.jainFairness()),
                     String.format("%,d", r.preemptions()), r.rejected() + " / " + r.unfinished());
+            if (energy) cells(h, ResultFormat.kwh(r.energy().kwh()), ResultFormat.kwh(r.energy().idleKwh()));
+            if (down) {
+                SimulationResult.PowerDownResult p = r.energy().powerDown();
+                cells(h, String.format("%,.1f", p.asleepNodeHours()), String.format("%,d", p.wakeups()), ResultFormat.dur(p.avgWakeWaitSec()),
+                        pct(p.poweredUtilization()), pct(p.nodeUtilization()));
+            }
             h.append("</tr>\n");
         }
         h.append("</table>\n");
@@ -172,7 +184,15 @@ public final class SimulationReport {
                 + "on the node for a replica, too small a free share). <b>wait</b>: time queued, over all waits of a job. "
                 + "<b>JCT</b>: finish &minus; submit; <b>slowdown</b>: JCT / run time. <b>Jain</b>: Jain's index over tenants' GPU-time "
                 + "divided by their weighted max-min fair share, in windows of time during which jobs waited, averaged by waiting time "
-                + "(1 = every tenant got its share).</p>\n");
+                + "(1 = every tenant got its share)."
+                + (energy ? " <b>kWh</b>: the GPUs' energy from the first submit to the last finish: a powered-on GPU draws its idle power, "
+                        + "a busy one idle + u &times; (TDP &minus; idle), a shared one its grants' share of that (model and u in the "
+                        + "parameters above); <b>idle kWh</b>: the part no job was charged for (idle GPUs of powered-on nodes, nodes "
+                        + "powered off)." : "")
+                + (down ? " <b>asleep node-h</b>: node-hours powered off; <b>wake wait / job</b>: time jobs spent queued only "
+                        + "because the nodes they needed were waking up, over all jobs; <b>util of powered</b>: allocated GPU-time / GPU-time "
+                        + "of powered-on nodes; <b>node util</b>: node-time some job used a node / node-time nodes were on." : "")
+                + "</p>\n");
         for (var e : charts.entrySet()) {
             if (e.getKey().startsWith("tenants-")) continue;
             h.append("<figure>").append(e.getValue()).append("</figure>\n");
@@ -183,12 +203,14 @@ public final class SimulationReport {
         for (SimulationResult r : results) {
             h.append("<h3>").append(Html.esc(r.policy())).append("</h3>\n<figure>")
                     .append(charts.get("tenants-" + fileName(r.policy()))).append("</figure>\n");
+            boolean tenantEnergy = r.tenants().stream().noneMatch(t -> Double.isNaN(t.energyKwh()));
             h.append("<table>\n<tr><th>tenant</th><th>weight</th><th>jobs</th><th>GPU-hours</th><th>share</th><th>entitled</th>"
-                    + "<th>held / fair</th><th>avg wait</th></tr>\n");
+                    + "<th>held / fair</th><th>avg wait</th>" + (tenantEnergy ? "<th>kWh</th>" : "") + "</tr>\n");
             for (SimulationResult.TenantResult t : r.tenants()) {
                 h.append("<tr><td>").append(Html.esc(t.tenant())).append("</td>");
                 cells(h, SvgChart.number(t.weight()), String.format("%,d", t.jobs()), String.format("%,.1f", t.gpuHours()), pct(t.share()),
                         pct(t.entitledShare()), String.format("%.2f", t.heldVsFair()), ResultFormat.dur(t.avgWaitSec()));
+                if (tenantEnergy) cells(h, ResultFormat.kwh(t.energyKwh()));
                 h.append("</tr>\n");
             }
             h.append("</table>\n");

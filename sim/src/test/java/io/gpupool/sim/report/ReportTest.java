@@ -68,6 +68,27 @@ class ReportTest {
     }
 
     @Test
+    void energyAndPowerDownAreInEveryOutput() throws Exception {
+        var cluster = ClusterSpecs.parse("4x8:A100-80GB", GpuCatalog.standard());
+        var trace = new SyntheticTrace(new SyntheticTrace.Params(3, 300, 0.3, cluster.totalGpus(), 3, 0.3));
+        List<SimulationResult> rs = List.of(new Simulator(cluster, SchedulerConfig.defaults("fair-share"))
+                .powerDown(io.gpupool.sim.energy.PowerDown.parse("idle=10m,wake=2m")).run(trace));
+        assertThat(rs.getFirst().energy().powerDown().wakeups()).as("a light load lets nodes sleep and wake").isPositive();
+        String html = Files.readString(SimulationReport.write(dir, rs, Map.of("trace", "synthetic")));
+        assertThat(html).contains("<th>kWh</th>", "<th>idle kWh</th>", "<th>asleep node-h</th>", "<th>wake wait / job</th>");
+        // the tenants' tables have a kWh column too: one per tenant table, plus the main table's
+        assertThat(Pattern.compile("<th>kWh</th>").matcher(html).results().count()).isEqualTo(2);
+        String json = ResultFormat.json(rs, Map.of());
+        for (String field : List.of("energy_kwh", "idle_energy_kwh", "power_down", "asleep_node_hours", "wakeups", "wake_wait_s",
+                "avg_wake_wait_s", "jobs_waited_for_wake", "powered_utilization", "node_utilization")) {
+            assertThat(json).contains("\"" + field + "\"");
+        }
+        assertThat(ResultFormat.csv(rs).lines().findFirst().orElseThrow()).endsWith(",preemptions,energy_kwh,idle_energy_kwh,power_down,"
+                + "asleep_node_hours,wakeups,wake_wait_s,avg_wake_wait_s,jobs_waited_for_wake,powered_utilization,node_utilization");
+        assertThat(ResultFormat.table(rs)).contains("energy", "kWh", "power-down", "asleep node-h", "wakeups", "wake wait/job");
+    }
+
+    @Test
     void chartsAreDeterministicAndEscapeNames() throws Exception {
         String a = new SvgChart("A <b> & c", "x", "y").line("p<1>", new double[] {1, 2, 3}, new double[] {0, 1, 4}).render(400, 200);
         String b = new SvgChart("A <b> & c", "x", "y").line("p<1>", new double[] {1, 2, 3}, new double[] {0, 1, 4}).render(400, 200);
