@@ -377,13 +377,13 @@ public final class Scheduler {
 
     /**
      * The pending job runs in the reservation (Slurm's {@code --reservation}): only on its GPUs, only inside its
-     * window; before the window it waits with a {@code reservation} reason, and never blocks the jobs behind it.
+     * window; before the window it waits with a {@code reservation} reason, and never blocks the jobs behind it. The
+     * driver checks the job fits the reservation first ({@link #reservationMisfit}); a job whose reservation is gone (it
+     * ended, or was deleted while the job waited, or while a driver was down) waits, saying so.
      */
     public void useReservation(String jobId, String reservation) {
         JobState job = require(jobId);
-        Status misfit = reservationMisfit(job.spec(), reservation);
-        if (misfit != null) throw new IllegalArgumentException("job " + jobId + ": " + misfit.message());
-        job.reservation = reservation;
+        job.reservation = Objects.requireNonNull(reservation);
         round.unsettle();
     }
 

@@ -25,7 +25,7 @@ import static io.gpupool.server.api.Requests.await;
  * any. 404 for a job the caller cannot see, 409 for one in the wrong state (ended, running, not held).
  */
 final class JobEditRoutes {
-    static final Set<String> UPDATE_FIELDS = Set.of("priority", "gpuTypes", Dependency.FIELD, "killOnInvalidDep");
+    static final Set<String> UPDATE_FIELDS = Set.of("priority", "gpuTypes", Dependency.FIELD, "killOnInvalidDep", "timeLimit");
     private final PoolService pool;
     private final Store store;
     private final GpuCatalog catalog;
@@ -71,10 +71,12 @@ final class JobEditRoutes {
         } else if (f.has("killOnInvalidDep")) {
             throw ServiceException.invalid("killOnInvalidDep", "applies only with a dependency");
         }
-        if (priority == null && types == null && dependency == null) {
-            throw ServiceException.invalid("body", "names nothing to change (priority, gpuTypes, dependency)");
+        // a new time limit (the tenant's maximum holds), or null: none of its own (the tenant's default, as at submission)
+        Long timeLimit = f.raw("timeLimit") == null ? null : f.raw("timeLimit").isNull() ? 0L : f.timeLimitSec("timeLimit", 0);
+        if (priority == null && types == null && dependency == null && timeLimit == null) {
+            throw ServiceException.invalid("body", "names nothing to change (priority, gpuTypes, timeLimit, dependency)");
         }
-        JobRow row = id.length() <= 32 ? await(pool.update(id, new JobEdits.Update(priority, types, dependency, known), p)) : null;
+        JobRow row = id.length() <= 32 ? await(pool.update(id, new JobEdits.Update(priority, types, dependency, known, timeLimit), p)) : null;
         if (row == null) throw notActive(id, p);
         Json.send(ctx, 200, JobJson.of(row, await(pool.live(row.id()))));
     }
