@@ -16,6 +16,7 @@ import io.gpupool.predict.runtime.Predictors;
 import io.gpupool.predict.sizing.AdvisorMemorySizer;
 import io.gpupool.sim.PolicyRunException;
 import io.gpupool.sim.PolicyRuns;
+import io.gpupool.sim.trace.ReservationsFile;
 import io.gpupool.sim.Simulator;
 import io.gpupool.sim.inflation.InflationStudy;
 import io.gpupool.sim.metrics.ResultFormat;
@@ -152,6 +153,11 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--ignore-host", description = "Ignore the jobs' host CPU and memory requests (openb) even where the nodes declare host capacity: GPUs alone decide placement.")
     boolean ignoreHost;
 
+    @Option(names = "--reservations", paramLabel = "FILE", description = "Advance reservations made at time 0: a CSV tenant,gpus,model,start,end "
+            + "(or nodes=N1|N2 instead of gpus,model; optional name), times in seconds. Inside a window only the tenant's jobs use its GPUs; "
+            + "before it only jobs whose time_limit ends before it.")
+    Path reservations;
+
     @Mixin Notes notes;
 
     @Override
@@ -178,6 +184,7 @@ public final class SimulateCommand implements Callable<Integer> {
         if (batch != null) BatchPlacers.create(batch);                    // so does a bad --batch (each replay makes its own)
         long windowMs = durationMs(fairnessWindow);
         ClusterSpec cs = clusterSpec();
+        List<ReservationsFile.Entry> reserved = reservations == null ? List.of() : ReservationsFile.read(reservations, GpuCatalog.standard());
         Trace jobs = trace(cs);
         note(jobs.stats());
         // several replays read the same jobs: parse a file trace once (a synthetic one is cheaper to generate again)
@@ -193,6 +200,7 @@ public final class SimulateCommand implements Callable<Integer> {
                         .predictor(predictorName == null ? null : () -> Predictors.forScheduling(predictorName, config.defaultRuntimeMs()))
                         .batchPlacer(batch == null ? null : BatchPlacers.create(batch))
                         .progress(progress)
+                        .reservations(reserved)
                         .run(replayed);
             });
         } catch (PolicyRunException e) {

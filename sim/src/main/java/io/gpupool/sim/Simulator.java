@@ -10,7 +10,9 @@ import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.batch.BatchPlacer;
 import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.JobSpec;
+import io.gpupool.model.SpecException;
 import io.gpupool.sim.metrics.JobOutcome;
+import io.gpupool.sim.trace.ReservationsFile;
 import io.gpupool.sim.metrics.SimulationRecorder;
 import io.gpupool.sim.metrics.SimulationResult;
 import io.gpupool.sim.trace.Trace;
@@ -60,6 +62,7 @@ public final class Simulator {
     private Progress progress = (d, t) -> {};
     private Supplier<? extends RuntimePredictor> predictor;
     private BatchPlacer batchPlacer;
+    private List<ReservationsFile.Entry> reservations = List.of();
 
     public Simulator(ClusterSpec cluster, SchedulerConfig config) {
         this.cluster = cluster;
@@ -95,6 +98,16 @@ public final class Simulator {
         return this;
     }
 
+    /**
+     * Advance reservations the replay makes at time 0, before any job arrives (the engine's rules: only the tenant's jobs
+     * inside a window, only jobs whose time limit ends before it before it). One the engine refuses stops the replay
+     * with the file's line and the reason.
+     */
+    public Simulator reservations(List<ReservationsFile.Entry> entries) {
+        this.reservations = List.copyOf(entries);
+        return this;
+    }
+
     /** A job the replay is tracking: what it really runs for, and the nodes of its current run. */
     private static final class Active {
         final TraceJob job;
@@ -116,6 +129,13 @@ public final class Simulator {
         Scheduler scheduler = new Scheduler(cluster, config, id -> ranAtMost(active.get(id).job));
         if (predictor != null) scheduler.setPredictor(predictor.get());
         scheduler.setBatchPlacer(batchPlacer);
+        for (ReservationsFile.Entry e : reservations) {
+            try {
+                scheduler.reserve(e.request(), 0);
+            } catch (SpecException refused) {
+                throw new SpecException(e.where(), refused.field(), refused.rule());
+            }
+        }
         SimulationRecorder rec = new SimulationRecorder(scheduler.cluster(), config.tenants(), fairnessWindowMs);
         WorkflowGate workflows = new WorkflowGate();
         PriorityQueue<Completion> completions = new PriorityQueue<>(
@@ -195,7 +215,7 @@ public final class Simulator {
                     progress.update(finished, total);
                     lastProgress = finished;
                 }
-                if (next == null && completions.isEmpty() && scheduler.runningJobs().isEmpty()) break;
+                if (next == null && completions.isEmpty() && scheduler.runningJobs().isEmpty() && scheduler.nextReevaluationMs(now).isEmpty()) break;
             }
         }
         // nothing runs and nothing will arrive: what is still queued can never start (quota, policy rules)
