@@ -16,7 +16,7 @@ public final class JobActions {
 
     /** One call on one job, then a line with its state and why it waits. */
     abstract static class OnJob extends ClientCommand {
-        @Parameters(paramLabel = "JOB", description = "Job id, e.g. j42 (an array's task: j12_3).")
+        @Parameters(paramLabel = "JOB", description = "Job id, e.g. j42 (an array's task: j12_3; an array's id: each of its queued tasks).")
         String id;
 
         abstract String action();
@@ -29,6 +29,11 @@ public final class JobActions {
         }
 
         void print(JsonNode j) {
+            if (j.has("array")) {   // an array's id: the action applied to each of its tasks it fits
+                out().println(j.path("array").asText() + ": " + j.path("tasks").asInt() + " tasks " + (action().equals("hold") ? "held" : action() + "d"));
+                out().flush();
+                return;
+            }
             out().println(j.path("id").asText() + " " + j.path("state").asText()
                     + (j.path("waitReason").isNull() || j.path("waitReason").isMissingNode() ? "" : " (" + j.path("waitReason").asText() + ")"));
             out().flush();

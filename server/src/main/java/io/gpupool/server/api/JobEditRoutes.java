@@ -37,9 +37,9 @@ final class JobEditRoutes {
     }
 
     void register(RouteTable r) {
-        r.post("/api/v1/jobs/{id}/hold", ctx -> edit(ctx, "hold jobs", pool::hold));
-        r.post("/api/v1/jobs/{id}/release", ctx -> edit(ctx, "release jobs", pool::release));
-        r.post("/api/v1/jobs/{id}/requeue", ctx -> edit(ctx, "requeue jobs", pool::requeue));
+        r.post("/api/v1/jobs/{id}/hold", ctx -> edit(ctx, "hold jobs", pool::hold, JobEdits.ArrayEdit.HOLD));
+        r.post("/api/v1/jobs/{id}/release", ctx -> edit(ctx, "release jobs", pool::release, JobEdits.ArrayEdit.RELEASE));
+        r.post("/api/v1/jobs/{id}/requeue", ctx -> edit(ctx, "requeue jobs", pool::requeue, null));
         r.patch("/api/v1/jobs/{id}", this::update);
     }
 
@@ -47,12 +47,25 @@ final class JobEditRoutes {
         CompletableFuture<JobRow> apply(String jobId, Principal by);
     }
 
-    private void edit(Context ctx, String action, Edit edit) {
+    private void edit(Context ctx, String action, Edit edit, JobEdits.ArrayEdit onArray) {
         Principal p = Requests.require(ctx, action, Role.ADMIN, Role.MEMBER);
         String id = ctx.pathParam("id");
+        if (onArray != null && arrayEdited(ctx, id, onArray, null, p)) return;
         JobRow row = id.length() <= 32 ? await(edit.apply(id, p)) : null;
         if (row == null) throw notActive(id, p);
         Json.send(ctx, 200, JobJson.of(row, await(pool.live(row.id()))));
+    }
+
+    /**
+     * An array's id names all its tasks: the edit applies to every queued one (held ones, for a release); answers
+     * {@code {"array", "tasks"}} with how many changed. False when the id is no array with active tasks the caller sees.
+     */
+    private boolean arrayEdited(Context ctx, String id, JobEdits.ArrayEdit edit, JobEdits.Update u, Principal p) {
+        if (id.length() > 32 || id.contains("_")) return false;
+        int n = await(pool.editArray(id, edit, u, p));
+        if (n < 0) return false;
+        Json.send(ctx, 200, Map.of("array", id, "tasks", n));
+        return true;
     }
 
     private void update(Context ctx) {
@@ -76,7 +89,9 @@ final class JobEditRoutes {
         if (priority == null && types == null && dependency == null && timeLimit == null) {
             throw ServiceException.invalid("body", "names nothing to change (priority, gpuTypes, timeLimit, dependency)");
         }
-        JobRow row = id.length() <= 32 ? await(pool.update(id, new JobEdits.Update(priority, types, dependency, known, timeLimit), p)) : null;
+        JobEdits.Update u = new JobEdits.Update(priority, types, dependency, known, timeLimit);
+        if (arrayEdited(ctx, id, JobEdits.ArrayEdit.UPDATE, u, p)) return;
+        JobRow row = id.length() <= 32 ? await(pool.update(id, u, p)) : null;
         if (row == null) throw notActive(id, p);
         Json.send(ctx, 200, JobJson.of(row, await(pool.live(row.id()))));
     }

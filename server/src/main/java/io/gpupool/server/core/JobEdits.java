@@ -75,6 +75,31 @@ public final class JobEdits {
         return changed(a, "RELEASED", who(by));
     }
 
+    /** The edits that apply to a whole array: each applies to those of its tasks it fits (a queued, or a held one). */
+    public enum ArrayEdit { HOLD, RELEASE, UPDATE }
+
+    /**
+     * Holds, releases or edits every task of an array the edit fits (queued tasks; held ones for a release); completes with
+     * the tasks changed, or -1 when the array has no active task the caller may see. Each task's history gets the event.
+     */
+    CompletableFuture<Integer> onArray(String arrayId, ArrayEdit edit, Update u, Principal by) {
+        pool.writes.requireStore();
+        Set<String> tasks = pool.arrays.get(arrayId);
+        if (tasks == null || !by.sees(pool.active.get(tasks.iterator().next()).tenant())) return CompletableFuture.completedFuture(-1);
+        int n = 0;
+        for (String id : List.copyOf(tasks)) {
+            ActiveJob a = pool.active.get(id);
+            if (!a.row.state().equals("PENDING")) continue;
+            switch (edit) {
+                case HOLD -> { if (a.heldBy == null) { hold(id, by); n++; } }
+                case RELEASE -> { if (a.heldBy != null) { release(id, by); n++; } }
+                case UPDATE -> { update(id, u, by); n++; }
+            }
+        }
+        int changed = n;
+        return pool.writes.commitOfThisIteration().thenApply(v -> changed);
+    }
+
     /** A running job goes back to the queue (its process is stopped) and runs again as a new attempt. */
     CompletableFuture<JobRow> requeue(String jobId, Principal by) {
         pool.writes.requireStore();

@@ -92,6 +92,11 @@ public final class PoolService implements AutoCloseable {
         return loop.call(() -> edits.release(jobId, by));
     }
 
+    /** Holds, releases or edits every queued task of an array; completes with how many, or -1 when it has none the caller may see. */
+    public CompletableFuture<Integer> editArray(String arrayId, JobEdits.ArrayEdit edit, JobEdits.Update update, Principal by) {
+        return loop.call(() -> edits.onArray(arrayId, edit, update, by));
+    }
+
     /** Sends a running job back to the queue (it runs again as a new attempt); null as there. */
     public CompletableFuture<JobRow> requeue(String jobId, Principal by) {
         return loop.call(() -> edits.requeue(jobId, by));
