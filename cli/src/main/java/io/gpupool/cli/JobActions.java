@@ -29,7 +29,7 @@ public final class JobActions {
         }
 
         void print(JsonNode j) {
-            if (j.has("array")) {   // an array's id: the action applied to each of its tasks it fits
+            if (j.path("array").isTextual()) {   // an array's id: the action applied to each of its tasks it fits
                 out().println(j.path("array").asText() + ": " + j.path("tasks").asInt() + " tasks " + (action().equals("hold") ? "held" : action() + "d"));
                 out().flush();
                 return;

@@ -64,7 +64,7 @@ class ReservationCommandsTest {
                 "--reservations", res.toString(), "-q");
         assertThat(r.exitCode()).as(r.err()).isZero();
         // a runs 0..50 (its limit ends before 100); b has no limit: after the window, 200..250; c is y's: 100..130
-        assertThat(r.out()).contains("\"makespan_s\": 250.0");
+        assertThat(r.out()).contains("\"makespan_s\" : 250.0");
         Files.writeString(res, "tenant,gpus,model,start,end\ny,5,A100-80GB,100,200\n");
         Cli.Result bad = Cli.run("simulate", "--trace", trace.toString(), "--cluster", "1x4:A100-80GB", "--policy", "fcfs", "--reservations", res.toString(), "-q");
         assertThat(bad.exitCode()).isEqualTo(2);
