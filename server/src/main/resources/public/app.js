@@ -169,10 +169,15 @@ function render(s) {
       <td>${x.gpusHeld.toFixed(2)}</td><td>${x.limitGpus > 0 ? x.limitGpus : '–'}</td><td>${x.running}</td><td>${x.pending}</td></tr>`).join('');
   $('queue-count').textContent = `${s.pendingCount} queued` + (s.queue.length < s.pendingCount ? `, first ${s.queue.length} shown` : '');
   $('queue').querySelector('tbody').innerHTML = s.queue.map((j) => `
-    <tr><td>${jobLink(j.id)}</td><td>${esc(j.tenant)}</td><td>${esc(j.name)}</td>
+    <tr><td>${jobLink(j.id)}${j.array ? ` <small>[${j.array.pending} pending, ${j.array.running} running${j.array.cap ? ', %' + j.array.cap : ''}]</small>` : ''}</td><td>${esc(j.tenant)}</td><td>${esc(j.name)}</td>
       <td>${j.numGpus}${j.gpuMilli < 1000 ? ' × ' + j.gpuMilli / 10 + '%' : ''}${j.gpuMemMib ? ' · ' + Math.round(j.gpuMemMib / 1024) + ' GiB' : ''}</td>
       <td>${j.priority}</td><td>${fmtDur(s.atMs - j.submittedMs)}</td><td class="reason">${esc(j.waitReason)}</td></tr>`).join('')
     || '<tr><td colspan="7" class="muted">the queue is empty</td></tr>';
+  $('reservations').querySelector('tbody').innerHTML = (s.reservations || []).map((r) => `
+    <tr><td>${esc(r.name)}</td><td>${esc(r.tenant)}</td><td>${r.gpus}</td><td>${esc(r.model || r.nodes.join(', '))}</td>
+      <td>${new Date(r.startMs).toLocaleString()}</td><td>${new Date(r.endMs).toLocaleString()}</td>
+      <td>${r.startMs <= s.atMs ? 'in its window' : 'starts in ' + fmtDur(r.startMs - s.atMs)}</td></tr>`).join('')
+    || '<tr><td colspan="7" class="muted">no reservations</td></tr>';
   drawChart();
 }
 

@@ -37,6 +37,7 @@ import picocli.CommandLine.ScopeType;
                 JobActions.Release.class,
                 JobActions.Requeue.class,
                 JobActions.Update.class,
+                ReservationCommand.class,
                 TokenCommand.class,
                 QueueCommand.class,
                 NodesCommand.class,

@@ -16,7 +16,7 @@ public final class JobActions {
 
     /** One call on one job, then a line with its state and why it waits. */
     abstract static class OnJob extends ClientCommand {
-        @Parameters(paramLabel = "JOB", description = "Job id, e.g. j42 (an array's task: j12_3).")
+        @Parameters(paramLabel = "JOB", description = "Job id, e.g. j42 (an array's task: j12_3; an array's id: each of its queued tasks).")
         String id;
 
         abstract String action();
@@ -29,6 +29,11 @@ public final class JobActions {
         }
 
         void print(JsonNode j) {
+            if (j.path("array").isTextual()) {   // an array's id: the action applied to each of its tasks it fits
+                out().println(j.path("array").asText() + ": " + j.path("tasks").asInt() + " tasks " + (action().equals("hold") ? "held" : action() + "d"));
+                out().flush();
+                return;
+            }
             out().println(j.path("id").asText() + " " + j.path("state").asText()
                     + (j.path("waitReason").isNull() || j.path("waitReason").isMissingNode() ? "" : " (" + j.path("waitReason").asText() + ")"));
             out().flush();
@@ -50,7 +55,7 @@ public final class JobActions {
         @Override String action() { return "requeue"; }
     }
 
-    @Command(name = "update", description = "Change a queued job's priority, allowed GPU models or dependency, e.g. gpupool update j42 --priority 10.")
+    @Command(name = "update", description = "Change a queued job's priority, allowed GPU models, time limit or dependency, e.g. gpupool update j42 --priority 10 --time 2:00:00.")
     public static final class Update extends OnJob {
         @Option(names = "--priority", paramLabel = "P", description = "New priority.")
         Integer priority;
@@ -60,6 +65,9 @@ public final class JobActions {
         String dependency;
         @Option(names = "--kill-on-invalid-dep", paramLabel = "yes|no", description = "With --dependency: fail the job when it can never be met (yes, default) or keep it held (no).")
         String killOnInvalidDep;
+        @Option(names = {"-t", "--time"}, paramLabel = "LIMIT", description = "New time limit (as submit --time; the tenant's maximum holds); 'none': "
+                + "none of its own (the tenant's default applies).")
+        String time;
 
         @Override String action() { return "update"; }
 
@@ -70,7 +78,10 @@ public final class JobActions {
             if (gpuTypes != null) body.put("gpuTypes", gpuTypes.equals(List.of("any")) ? List.of() : gpuTypes);
             if (dependency != null) body.put("dependency", dependency);
             if (killOnInvalidDep != null) body.put("killOnInvalidDep", SubmitCommand.yesNo(killOnInvalidDep));
-            if (body.isEmpty()) throw new SpecException("update", "options", "give --priority, --gpu-type or --dependency");
+            if (time != null) {
+                body.put("timeLimit", time.equals("none") ? null : io.gpupool.model.TimeLimit.format(io.gpupool.model.TimeLimit.parseSeconds("--time", "time", time)));
+            }
+            if (body.isEmpty()) throw new SpecException("update", "options", "give --priority, --gpu-type, --time or --dependency");
             print(api().patch("/api/v1/jobs/" + id, body));
             return 0;
         }

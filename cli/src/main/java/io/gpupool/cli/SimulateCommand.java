@@ -16,6 +16,7 @@ import io.gpupool.predict.runtime.Predictors;
 import io.gpupool.predict.sizing.AdvisorMemorySizer;
 import io.gpupool.sim.PolicyRunException;
 import io.gpupool.sim.PolicyRuns;
+import io.gpupool.sim.trace.ReservationsFile;
 import io.gpupool.sim.Simulator;
 import io.gpupool.sim.energy.EnergyModel;
 import io.gpupool.sim.energy.PowerDown;
@@ -165,6 +166,11 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--ignore-host", description = "Ignore the jobs' host CPU and memory requests (openb) even where the nodes declare host capacity: GPUs alone decide placement.")
     boolean ignoreHost;
 
+    @Option(names = "--reservations", paramLabel = "FILE", description = "Advance reservations made at time 0: a CSV tenant,gpus,model,start,end "
+            + "(or nodes=N1|N2 instead of gpus,model; optional name), times in seconds. Inside a window only the tenant's jobs use its GPUs; "
+            + "before it only jobs whose time_limit ends before it.")
+    Path reservations;
+
     @Mixin Notes notes;
 
     @Override
@@ -193,6 +199,7 @@ public final class SimulateCommand implements Callable<Integer> {
         EnergyModel energy = new EnergyModel(energyUtil);
         PowerDown down = powerDown == null ? null : PowerDown.parse(powerDown);
         ClusterSpec cs = clusterSpec();
+        List<ReservationsFile.Entry> reserved = reservations == null ? List.of() : ReservationsFile.read(reservations, GpuCatalog.standard());
         Trace jobs = trace(cs);
         note(jobs.stats());
         // several replays read the same jobs: parse a file trace once (a synthetic one is cheaper to generate again)
@@ -210,6 +217,7 @@ public final class SimulateCommand implements Callable<Integer> {
                         .energy(energy)
                         .powerDown(down)
                         .progress(progress)
+                        .reservations(reserved)
                         .run(replayed);
             });
         } catch (PolicyRunException e) {

@@ -42,6 +42,9 @@ public final class SubmitCommand extends ClientCommand {
             + "DAYS-HOURS, DAYS-HOURS:MINUTES or DAYS-HOURS:MINUTES:SECONDS. At the limit the job gets SIGTERM, then SIGKILL after the agent's grace, "
             + "and ends as TIMEOUT (default: the tenant's default limit, if any).")
     String time;
+    @Option(names = "--reservation", paramLabel = "NAME", description = "Run in this advance reservation of the job's tenant: only on its GPUs, "
+            + "only inside its window (as Slurm's --reservation).")
+    String reservation;
     @Option(names = "--env", paramLabel = "K=V", description = "Environment variable for the job (repeatable).")
     Map<String, String> env = new LinkedHashMap<>();
     @Option(names = "--work-dir", paramLabel = "DIR", description = "Absolute directory the command runs in on its node (default: a fresh one per attempt).")
@@ -89,6 +92,7 @@ public final class SubmitCommand extends ClientCommand {
         if (priority != null) body.put("priority", priority);
         if (estimateSec != null) body.put("estimateSec", estimateSec);
         if (time != null) body.put("timeLimit", TimeLimit.format(TimeLimit.parseSeconds("--time", "time", time)));
+        if (reservation != null) body.put("reservation", reservation);
         body.put("command", command);
         if (!env.isEmpty()) body.put("env", env);
         if (workDir != null) body.put("workDir", workDir);

@@ -33,6 +33,7 @@ public final class JobState {
     private RuntimePredictor.Prediction prediction;
     String capGroup;   // the group whose cap this job counts against (Scheduler.capConcurrency), or null
     String holdReason; // non-null while the job is held (Scheduler.hold): it stays queued but is not placed
+    String reservation; // the advance reservation the job runs in (Scheduler.useReservation), or null
     private final RoundNote round;
 
     /** The scheduler's latest round, and why jobs it did not reach are waiting (shared by all jobs). */
@@ -57,6 +58,7 @@ public final class JobState {
         j.waitedBeforeQueueMs = waitedBeforeQueueMs;
         j.preemptions = preemptions;
         j.holdReason = holdReason;
+        j.reservation = reservation;
         return j;
     }
 
@@ -109,6 +111,8 @@ public final class JobState {
     private boolean reasonIsCurrent() {
         return status == JobStatus.REJECTED || reasonRound == round.number || reasonRound < 0 && round.number < 0;
     }
+    /** The advance reservation the job runs in, or null ({@link Scheduler#useReservation}). */
+    public String reservation() { return reservation; }
     /** Why the job is held, or null when it is not ({@link Scheduler#hold}). */
     public String holdReason() { return holdReason; }
     /** Start of the current run, or -1 when not running. */

@@ -17,6 +17,10 @@ import io.gpupool.engine.policy.StandingOrder;
 import io.gpupool.engine.policy.CompletionObserver;
 import io.gpupool.engine.policy.StandingQueue;
 import io.gpupool.engine.policy.UsageHalfLife;
+import io.gpupool.engine.reservation.Fence;
+import io.gpupool.engine.reservation.Reservation;
+import io.gpupool.engine.reservation.ReservationBook;
+import io.gpupool.engine.reservation.ReservationRequest;
 import io.gpupool.engine.round.PolicyParts;
 import io.gpupool.engine.round.Round;
 import io.gpupool.engine.round.RoundJobs;
@@ -49,8 +53,8 @@ import java.util.Set;
  * policies), then blocks (strict), gets a reservation that later jobs must not delay (backfill), or is passed over.
  *
  * <p>Over 500 lines for a reason: it is the one front door to every change of a job's lifecycle, each a few lines
- * that delegate to the parts with a concern of their own ({@link Round}, {@link ConcurrencyCaps}, {@link Feasibility},
- * {@link NodeQueries}).
+ * that delegate to the parts with a concern of their own ({@link Round}, {@link ConcurrencyCaps}, {@link ReservationBook},
+ * {@link Feasibility}, {@link NodeQueries}).
  */
 public final class Scheduler {
     private final ClusterState cluster;
@@ -61,6 +65,7 @@ public final class Scheduler {
     private final Map<String, JobState> running = new LinkedHashMap<>();
     private final Map<String, String> shapeKeys = new HashMap<>();
     private final ConcurrencyCaps caps = new ConcurrencyCaps();   // one string per job shape (JobState.internShapeKey)
+    private final ReservationBook reservations = new ReservationBook();
     private SchedulerConfig config;
     private QueuePolicy policy;
     private PlacementPipeline pipeline;
@@ -72,6 +77,7 @@ public final class Scheduler {
     private final Round round;
     private long seq;
     private long lastNowMs = Long.MIN_VALUE;
+    private long lastRoundMs = Long.MIN_VALUE;
 
     public Scheduler(ClusterSpec spec, SchedulerConfig config) {
         this(spec, config, null);
@@ -224,7 +230,8 @@ public final class Scheduler {
         if (job.holdReason != null) return PlacementResult.failed(Status.held(job.holdReason));
         Status why = quotaReason(job);
         if (why != null) return PlacementResult.failed(why);
-        PlacementResult r = pipeline.placeOn(cycle(job, null), requireNode(node), true);
+        Fence fence = reservations.fence(job, job.reservation, nowMs);
+        PlacementResult r = pipeline.placeOn(new CycleState(cluster, job.spec(), profile, fence.excluded(), fence.only()), requireNode(node), true);
         if (r.ok()) start(job, r.allocation(), nowMs);
         else job.waitBecause(r.status());
         return r;
@@ -320,6 +327,66 @@ public final class Scheduler {
         return caps.running(group);
     }
 
+    // ---- advance reservations ----------------------------------------------------------------------
+
+    /**
+     * Reserves GPUs for a tenant over a window ({@link ReservationBook}: who may use them when, and what is refused).
+     * Throws {@link io.gpupool.model.SpecException} naming the request's field when the reservation cannot be honoured:
+     * an unknown tenant (where the configuration names tenants), node or model, more GPUs than the model has or than
+     * overlapping reservations leave, a window that ends before it starts or is over, other tenants' running jobs still
+     * on the GPUs at the start (unless the request ignores them: the answer then names them).
+     */
+    public ReservationBook.Planned reserve(ReservationRequest request, long nowMs) {
+        advanceTo(nowMs);
+        ReservationBook.Planned p = reservations.plan(request, cluster, running.values(),
+                config.tenants().isEmpty() ? null : config.tenants().keySet(), nowMs);
+        reservations.add(p.reservation(), cluster);
+        round.forgetMemos();
+        return p;
+    }
+
+    /**
+     * Takes back a reservation a driver stored before its restart, as it was made (no check but that its GPUs exist);
+     * returns how many of its GPUs the pool still has.
+     */
+    public int restoreReservation(Reservation r) {
+        int n = reservations.add(r, cluster);
+        round.forgetMemos();
+        return n;
+    }
+
+    /** Deletes a reservation; false when there is none of that name. Jobs that run in it keep running. */
+    public boolean cancelReservation(String name) {
+        if (!reservations.remove(name)) return false;
+        round.forgetMemos();
+        return true;
+    }
+
+    /** Removes and returns the reservations whose window has ended by {@code nowMs} (they no longer limit anything). */
+    public List<Reservation> expireReservations(long nowMs) {
+        return reservations.expire(nowMs);
+    }
+
+    public List<Reservation> reservations() { return reservations.all(); }
+    public Reservation reservation(String name) { return reservations.get(name); }
+
+    /** Why a job with this spec could never run in the reservation (unknown, another tenant's, too few GPUs), or null. */
+    public Status reservationMisfit(JobSpec spec, String reservation) {
+        return reservations.targetMisfit(spec, reservation, cluster);
+    }
+
+    /**
+     * The pending job runs in the reservation (Slurm's {@code --reservation}): only on its GPUs, only inside its
+     * window; before the window it waits with a {@code reservation} reason, and never blocks the jobs behind it. The
+     * driver checks the job fits the reservation first ({@link #reservationMisfit}); a job whose reservation is gone (it
+     * ended, or was deleted while the job waited, or while a driver was down) waits, saying so.
+     */
+    public void useReservation(String jobId, String reservation) {
+        JobState job = require(jobId);
+        job.reservation = Objects.requireNonNull(reservation);
+        round.unsettle();
+    }
+
     /** Drops an ended job from the job table, so a long-running driver does not keep every job forever. */
     public boolean forget(String jobId) {
         JobState job = jobs.get(jobId);
@@ -361,13 +428,21 @@ public final class Scheduler {
     /** One scheduling round at {@code nowMs} ({@link Round}). */
     public RoundResult schedule(long nowMs) {
         advanceTo(nowMs);
+        if (reservations.boundaryIn(lastRoundMs, nowMs)) round.forgetMemos();   // a window began or ended
+        lastRoundMs = nowMs;
         return round.run(context(nowMs));
     }
 
-    /** When the policy wants another round although nothing arrives or ends (e.g. LAS demotion). */
+    /**
+     * When the scheduler wants another round although nothing arrives or ends: the policy's (e.g. LAS demotion), or,
+     * with jobs queued, the next start or end of a reservation's window.
+     */
     public OptionalLong nextReevaluationMs(long nowMs) {
-        if (running.isEmpty()) return OptionalLong.empty();
-        return policy.nextReevaluationMs(context(nowMs));
+        OptionalLong p = running.isEmpty() ? OptionalLong.empty() : policy.nextReevaluationMs(context(nowMs));
+        if (pending.isEmpty() || reservations.isEmpty()) return p;
+        long window = reservations.nextBoundaryAfter(nowMs);
+        if (window == Long.MAX_VALUE) return p;
+        return OptionalLong.of(p.isPresent() ? Math.min(p.getAsLong(), window) : window);
     }
 
     // ---- nodes ----------------------------------------------------------------------------------
@@ -424,10 +499,6 @@ public final class Scheduler {
         return new PolicyContext(nowMs, config, cluster, ledger, predictor, oracle, running.values());
     }
 
-    private CycleState cycle(JobState job, Set<Long> excluded) {
-        return new CycleState(cluster, job.spec(), profile, excluded);
-    }
-
     private void advanceTo(long nowMs) {
         if (nowMs < lastNowMs) throw new IllegalArgumentException("time went backwards: " + nowMs + " < " + lastNowMs);
         lastNowMs = nowMs;
@@ -449,6 +520,10 @@ public final class Scheduler {
     private Status quotaReason(JobState job) {
         Status capped = caps.refusal(job);
         if (capped != null) return capped;
+        if (job.reservation != null) {
+            Status notYet = reservations.targetRefusal(job.reservation, lastNowMs);
+            if (notYet != null) return notYet;
+        }
         TenantConfig t = config.tenants().get(job.spec().tenant());
         if (t == null || !t.hasLimit()) return null;
         double held = ledger.account(t.name()).gpus();
@@ -505,6 +580,7 @@ public final class Scheduler {
         @Override public Collection<JobState> pending() { return pending.values(); }
         @Override public Collection<JobState> running() { return running.values(); }
         @Override public Status quotaReason(JobState job) { return Scheduler.this.quotaReason(job); }
+        @Override public Fence fence(JobState job, long nowMs) { return reservations.fence(job, job.reservation, nowMs); }
         @Override public void start(JobState job, Allocation a, long nowMs) { Scheduler.this.start(job, a, nowMs); }
         @Override public void requeue(JobState job, long nowMs) { Scheduler.this.requeue(job, nowMs); }
         @Override public void hold(JobState job, String reason) { job.holdReason = reason; }

@@ -65,6 +65,11 @@ class DashboardBrowserTest {
                 wait.until(x -> x.findElement(By.id("live")).getText().equals("live"));
                 wait.until(x -> !x.findElements(By.cssSelector("#nodes .task")).isEmpty()); // the demo's jobs run
                 assertThat(d.findElement(By.id("whoami")).getText()).isEqualTo("admin");
+                // an advance reservation is listed (one L40S for an hour, an hour from now)
+                assertThat(s.post("/api/v1/reservations", ADMIN, java.util.Map.of("name", "browser-res", "tenant", "nlp", "gpus", 1,
+                        "model", "L40S", "start", "+1h", "end", "+2h", "ignoreRunningJobs", true)).status()).isEqualTo(201);
+                wait.until(x -> x.findElement(By.id("reservations")).getText().contains("browser-res"));
+                assertThat(d.findElement(By.id("reservations")).getText()).contains("nlp", "L40S", "starts in");
                 // which replica serves the page (high availability): the one server of an embedded store is the active one
                 wait.until(x -> x.findElement(By.id("replica")).getText().equals("active replica " + s.base));
                 // the demo's in-process agents run without cgroups, and each node says so

@@ -12,7 +12,9 @@ import io.gpupool.model.ClusterSpec;
 import io.gpupool.model.JobSpec;
 import io.gpupool.sim.energy.EnergyModel;
 import io.gpupool.sim.energy.PowerDown;
+import io.gpupool.model.SpecException;
 import io.gpupool.sim.metrics.JobOutcome;
+import io.gpupool.sim.trace.ReservationsFile;
 import io.gpupool.sim.metrics.SimulationRecorder;
 import io.gpupool.sim.metrics.SimulationResult;
 import io.gpupool.sim.trace.Trace;
@@ -64,6 +66,7 @@ public final class Simulator {
     private BatchPlacer batchPlacer;
     private EnergyModel energy = EnergyModel.DEFAULT;
     private PowerDown powerDown;
+    private List<ReservationsFile.Entry> reservations = List.of();
 
     public Simulator(ClusterSpec cluster, SchedulerConfig config) {
         this.cluster = cluster;
@@ -111,6 +114,16 @@ public final class Simulator {
         return this;
     }
 
+    /**
+     * Advance reservations the replay makes at time 0, before any job arrives (the engine's rules: only the tenant's jobs
+     * inside a window, only jobs whose time limit ends before it before it). One the engine refuses stops the replay
+     * with the file's line and the reason.
+     */
+    public Simulator reservations(List<ReservationsFile.Entry> entries) {
+        this.reservations = List.copyOf(entries);
+        return this;
+    }
+
     /** A job the replay is tracking: what it really runs for, and the nodes of its current run. */
     private static final class Active {
         final TraceJob job;
@@ -132,6 +145,13 @@ public final class Simulator {
         Scheduler scheduler = new Scheduler(cluster, config, id -> ranAtMost(active.get(id).job));
         if (predictor != null) scheduler.setPredictor(predictor.get());
         scheduler.setBatchPlacer(batchPlacer);
+        for (ReservationsFile.Entry e : reservations) {
+            try {
+                scheduler.reserve(e.request(), 0);
+            } catch (SpecException refused) {
+                throw new SpecException(e.where(), refused.field(), refused.rule());
+            }
+        }
         SimulationRecorder rec = new SimulationRecorder(scheduler.cluster(), config.tenants(), fairnessWindowMs, energy);
         NodePower power = null;
         if (powerDown != null) {
@@ -220,7 +240,8 @@ public final class Simulator {
                     progress.update(finished, total);
                     lastProgress = finished;
                 }
-                if (next == null && completions.isEmpty() && scheduler.runningJobs().isEmpty() && (power == null || !power.waking())) break;
+                if (next == null && completions.isEmpty() && scheduler.runningJobs().isEmpty() && scheduler.nextReevaluationMs(now).isEmpty()
+                        && (power == null || !power.waking())) break;
             }
         }
         // nothing runs and nothing will arrive: what is still queued can never start (quota, policy rules)

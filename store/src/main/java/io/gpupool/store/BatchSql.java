@@ -296,6 +296,10 @@ final class BatchSql {
                     t.id(), t.hash(), t.role(), t.tenant(), t.label(), t.createdMs(), t.node(), t.unixUser());
             case Write.UpdateSpec(String id, String spec) -> update(c, "UPDATE jobs SET spec = ? WHERE id = ?", spec, id);
             case Write.DeleteToken(String id) -> update(c, "DELETE FROM tokens WHERE id = ?", id);
+            case Write.PutReservation(ReservationRow r) -> update(c, "INSERT INTO reservations (name, tenant, start_ms, end_ms, gpus, model, "
+                    + "nodes, created_ms, created_by) VALUES (?,?,?,?,?,?,?,?,?)", r.name(), r.tenant(), r.startMs(), r.endMs(), r.gpus(),
+                    r.model(), r.nodes(), r.createdMs(), r.createdBy());
+            case Write.DeleteReservation(String name) -> update(c, "DELETE FROM reservations WHERE name = ?", name);
             case Write.PutNode(NodeRow n) -> update(c, "INSERT INTO nodes (name, spec, source, cordoned, registered_ms) VALUES (?,?,?,?,?) "
                     + "ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, source = excluded.source, cordoned = excluded.cordoned",
                     n.name(), n.spec(), n.source(), n.cordoned() ? 1 : 0, n.registeredMs());

@@ -16,13 +16,16 @@ import java.util.Map;
  * @param idempotency  (tenant + '\n' + key) of every stored job that had one -> job id
  * @param openUsage    usage rows of grants not yet released (metering carries on from them)
  * @param arraysWithFailures job arrays with an active task and a task that ended other than SUCCEEDED
+ * @param reservations the advance reservations (V11), in the order they were made
  */
 public record RecoveredState(List<TenantRow> tenants, List<TokenRow> tokens, List<NodeRow> nodes,
                              Map<String, NodeProgress> progress, Map<String, String> settings, List<JobRow> activeJobs,
                              Map<String, List<GrantRow>> allocations, Map<String, Map<String, String>> attemptStates,
                              Map<String, Map<String, Integer>> unfinishedAttempts, Map<String, String> idempotency,
-                             long nextSeq, long nextEventId, List<UsageGrantRow> openUsage, java.util.Set<String> arraysWithFailures) {
+                             long nextSeq, long nextEventId, List<UsageGrantRow> openUsage, java.util.Set<String> arraysWithFailures,
+                             List<ReservationRow> reservations) {
     public RecoveredState {
         arraysWithFailures = java.util.Set.copyOf(arraysWithFailures);
+        reservations = List.copyOf(reservations);
     }
 }

@@ -23,7 +23,14 @@ final class RecoveryReads {
     static RecoveredState all(Connection c) throws SQLException {
         return new RecoveredState(tenants(c), tokens(c), nodes(c), progress(c), settings(c), activeJobs(c), allocations(c, ALL),
                 attemptStates(c, ALL), unfinishedAttempts(c, ALL), idempotency(c), nextSeq(c), nextEventId(c), UsageStore.open(c),
-                arraysWithFailures(c));
+                arraysWithFailures(c), reservations(c));
+    }
+
+    static List<ReservationRow> reservations(Connection c) throws SQLException {
+        return Store.query(c, "SELECT name, tenant, start_ms, end_ms, gpus, model, nodes, created_ms, created_by FROM reservations "
+                        + "ORDER BY created_ms, name",
+                rs -> new ReservationRow(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getLong(4), rs.getString(5), rs.getString(6),
+                        rs.getString(7), rs.getLong(8), rs.getString(9)));
     }
 
     static List<TenantRow> tenants(Connection c) throws SQLException {

@@ -58,7 +58,7 @@ public final class StoreFollower {
                 // usage rows of unreleased grants (one per running grant) and the arrays with a failed task: small, read whole
                 small = new RecoveredState(RecoveryReads.tenants(c), RecoveryReads.tokens(c), RecoveryReads.nodes(c), RecoveryReads.progress(c),
                         RecoveryReads.settings(c), List.of(), Map.of(), Map.of(), Map.of(), Map.of(), 0, RecoveryReads.nextEventId(c),
-                        UsageStore.open(c), RecoveryReads.arraysWithFailures(c));
+                        UsageStore.open(c), RecoveryReads.arraysWithFailures(c), RecoveryReads.reservations(c));
                 watermark = top;
                 lastChangedJobs = n;
                 return n;
@@ -136,7 +136,8 @@ public final class StoreFollower {
         // fresh hash maps filled in job-id order, as the full read fills them: the same iteration order as well as content
         return new RecoveredState(small.tenants(), small.tokens(), small.nodes(), small.progress(), small.settings(),
                 List.copyOf(activeBySeq.values()), copy(allocations), copy(attemptStates), copy(unfinished),
-                Collections.unmodifiableMap(idempotency), nextSeq, small.nextEventId(), small.openUsage(), small.arraysWithFailures());
+                Collections.unmodifiableMap(idempotency), nextSeq, small.nextEventId(), small.openUsage(), small.arraysWithFailures(),
+                small.reservations());
     }
 
     private static <V> Map<String, V> copy(TreeMap<String, V> byJob) {

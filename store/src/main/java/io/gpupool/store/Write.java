@@ -48,6 +48,12 @@ public sealed interface Write {
 
     record PutSetting(String name, String value) implements Write {}
 
+    /** A new advance reservation. */
+    record PutReservation(ReservationRow reservation) implements Write {}
+
+    /** An advance reservation deleted, or whose window ended. */
+    record DeleteReservation(String name) implements Write {}
+
     /** What a GPU grant of an attempt held and used so far (only the last per grant in a batch counts). */
     record PutUsage(UsageGrantRow usage) implements Write {}
 

@@ -129,6 +129,16 @@ abstract class StoreContractTest {
     }
 
     @Test
+    void reservations_are_stored_read_back_in_order_and_deleted() {
+        ReservationRow a = new ReservationRow("big", "t1", 1000, 2000, "[{\"node\":\"n0\",\"gpu\":0}]", "A100-80GB", "[]", 5, "admin token x");
+        ReservationRow b = new ReservationRow("nodes", "t2", 3000, 4000, "[{\"node\":\"n1\",\"gpu\":1}]", null, "[\"n1\"]", 6, "admin token x");
+        commit(new Write.PutReservation(a), new Write.PutReservation(b));
+        assertThat(store.recover().reservations()).containsExactly(a, b);
+        commit(new Write.DeleteReservation("big"));
+        assertThat(store.recover().reservations()).containsExactly(b);
+    }
+
+    @Test
     void tenants_tokens_nodes_and_settings_are_upserted() {
         commit(new Write.PutTenant(new TenantRow("t1", 1, 0, 0, 5)), new Write.PutTenant(new TenantRow("t1", 3, 2, 8, 9)),
                 new Write.PutToken(new TokenRow("tok1", "ab".repeat(32), "member", "t1", "ci", 5, null, "alice")),

@@ -17,13 +17,23 @@ public final class CycleState {
     private final JobSpec job;
     private final WorkloadProfile profile;
     private final Set<Long> excludedGpus;
+    private final Set<Long> onlyGpus;   // null: any GPU not excluded
     final List<Integer> gangNodes = new ArrayList<>();
 
     public CycleState(ClusterState cluster, JobSpec job, WorkloadProfile profile, Set<Long> excludedGpus) {
+        this(cluster, job, profile, excludedGpus, null);
+    }
+
+    /**
+     * @param onlyGpus the only GPUs the job may take (a job that runs in an advance reservation), null for any not
+     *                 in {@code excludedGpus}
+     */
+    public CycleState(ClusterState cluster, JobSpec job, WorkloadProfile profile, Set<Long> excludedGpus, Set<Long> onlyGpus) {
         this.cluster = cluster;
         this.job = job;
         this.profile = profile;
         this.excludedGpus = excludedGpus == null ? Set.of() : excludedGpus;
+        this.onlyGpus = onlyGpus;
     }
 
     public static long gpuKey(int node, int gpu) {
@@ -33,8 +43,11 @@ public final class CycleState {
     public ClusterState cluster() { return cluster; }
     public JobSpec job() { return job; }
     public WorkloadProfile profile() { return profile; }
-    public boolean excluded(int node, int gpu) { return !excludedGpus.isEmpty() && excludedGpus.contains(gpuKey(node, gpu)); }
-    public boolean hasExclusions() { return !excludedGpus.isEmpty(); }
+    public boolean excluded(int node, int gpu) {
+        if (onlyGpus != null && !onlyGpus.contains(gpuKey(node, gpu))) return true;
+        return !excludedGpus.isEmpty() && excludedGpus.contains(gpuKey(node, gpu));
+    }
+    public boolean hasExclusions() { return !excludedGpus.isEmpty() || onlyGpus != null; }
     /** Nodes already holding a replica of this gang, in placement order. */
     public List<Integer> gangNodes() { return gangNodes; }
 

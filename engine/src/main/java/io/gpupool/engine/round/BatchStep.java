@@ -8,6 +8,7 @@ import io.gpupool.engine.placement.PlacementResult;
 import io.gpupool.engine.placement.WorkloadProfile;
 import io.gpupool.engine.policy.JobQueue;
 import io.gpupool.engine.policy.PolicyContext;
+import io.gpupool.engine.reservation.Fence;
 import io.gpupool.engine.state.Allocation;
 
 import java.util.ArrayList;
@@ -36,7 +37,8 @@ final class BatchStep {
         for (JobState j : window) {
             Allocation a = plan.get(j.id());
             if (a == null || jobs.quotaReason(j) != null) continue;
-            PlacementResult r = pipeline.placeGiven(new CycleState(ctx.cluster(), j.spec(), profile, null), a, true);
+            Fence fence = jobs.fence(j, nowMs);
+            PlacementResult r = pipeline.placeGiven(new CycleState(ctx.cluster(), j.spec(), profile, fence.excluded(), fence.only()), a, true);
             if (r.ok()) {
                 jobs.start(j, r.allocation(), nowMs);
                 started.add(j.id());

@@ -9,6 +9,8 @@ import io.gpupool.engine.policy.BlockingMode;
 import io.gpupool.engine.policy.JobQueue;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.PolicyTraits;
+import io.gpupool.engine.reservation.Fence;
+import io.gpupool.engine.reservation.ReservationBook;
 import io.gpupool.engine.status.Status;
 
 import java.util.ArrayList;
@@ -23,12 +25,14 @@ import java.util.Set;
  * One round's walk over the policy's queue, shared by all policies:
  * <pre>
  * for job in policy order:
- *     tenant limit / policy admission refuses  -> skip, record the reason
+ *     tenant limit / array cap / policy admission refuses  -> skip, record the reason
  *     a reservation exists (backfill)          -> start only if it ends before the reservation or fits on GPUs outside it
  *     placement succeeds                       -> start
  *     preemptive policy and victims exist      -> preempt the cheapest sufficient set, start
+ *     it fits only on GPUs advance reservations keep it off -> skip, record the reason (it blocks nobody)
  *     otherwise by blocking mode: STRICT stops the round, BACKFILL reserves (EASY), SKIP goes on
  * </pre>
+ * Every placement leaves out the GPUs advance reservations keep the job off ({@link Fence}).
  * Jobs of one shape fit or fail together, so a failed placement is not repeated for that shape in the round (nor,
  * through the {@link FailureMemo}, in later rounds while the cluster is unchanged).
  */
@@ -41,6 +45,7 @@ final class Dispatch {
     private final List<String> preempted = new ArrayList<>();
     private final Map<String, Status> failedShapes = new HashMap<>();
     private final Set<ShapeOfTenant> noVictims = new HashSet<>();
+    private final Map<String, Set<Long>> fencedBehindReservation = new HashMap<>();   // fence key -> its GPUs and the EASY reservation's
     private PreemptionPlanner planner;
     private EasyReservation reservation;
     private Map<Status, Status> backfillRefusals;   // placement refusal -> the same behind this round's reservation
@@ -78,6 +83,7 @@ final class Dispatch {
                 r.jobs.waits(job, why);
                 continue;
             }
+            Fence fence = r.jobs.fence(job, nowMs);
             if (reservation != null) {
                 if (backfillLeft-- <= 0) {
                     r.jobs.unreached("waits: not considered for backfill (more than " + traits.backfillDepth() + " jobs behind " + reservation.jobId() + ")");
@@ -85,23 +91,24 @@ final class Dispatch {
                     break;
                 }
                 lastConsidered = job;
-                backfill(job);
+                backfill(job, fence);
                 continue;
             }
-            String shape = job.shapeKey();
+            String shape = fence.shapeKey(job.shapeKey());
             Status reason = failedShapes.get(shape);
             if (reason == null) {
-                reason = startOrRefusal(job, shape, null);
+                reason = startOrRefusal(job, shape, fence, null);
                 if (reason == null) continue;
                 failedShapes.put(shape, reason);
             }
-            if (preemptFor(job, shape)) continue;
+            if (preemptFor(job, shape, fence)) continue;
             r.jobs.waits(job, reason);
+            if (reason.plugin().equals(ReservationBook.PLUGIN)) continue;   // kept off reserved GPUs only: like a cap, it blocks nobody
             if (traits.blocking() == BlockingMode.STRICT) {
                 r.jobs.unreached("queued behind " + job.id() + " (strict FCFS)");
                 break;
             } else if (traits.blocking() == BlockingMode.BACKFILL) {
-                reservation = EasyReservation.reserve(ctx, job, r.jobs.running(), r.pipeline, r.profile, r.reservations);
+                reservation = EasyReservation.reserve(ctx, job, fence, r.jobs.running(), r.pipeline, r.profile, r.reservations);
                 if (reservation != null) {
                     reservedHead = job;
                     headRefusal = reason;
@@ -132,7 +139,7 @@ final class Dispatch {
     /**
      * Behind a reservation: the job starts only if it ends before the reserved time or fits on GPUs outside it.
      */
-    private void backfill(JobState job) {
+    private void backfill(JobState job, Fence fence) {
         long expectedMs = ctx.expectedRuntimeMs(job);
         boolean endsBeforeReservation = nowMs + expectedMs <= reservation.atMs();
         // a clamped reservation moves with now (then this test does not change); a fixed one holds this answer until then
@@ -140,24 +147,30 @@ final class Dispatch {
             reasonsHoldUntilMs = Math.min(reasonsHoldUntilMs, reservation.atMs() - expectedMs);
         }
         Set<Long> excluded = endsBeforeReservation ? null : reservation.gpus();
-        Status refused = startOrRefusal(job, job.shapeKey(), excluded);
+        Status refused = startOrRefusal(job, fence.shapeKey(job.shapeKey()), fence, excluded);
         if (refused != null) r.jobs.waits(job, backfillRefusal(refused));
     }
 
     /**
-     * Places the job outside the {@code excluded} GPUs (null: on any) and starts it, returning null; or returns why it
-     * does not fit. A shape refused on the same cluster state and GPUs is refused again without placing ({@link FailureMemo}).
+     * Places the job outside its fence and the {@code excluded} GPUs (null: the EASY reservation's are not excluded) and
+     * starts it, returning null; or returns why it does not fit: a {@code reservation} refusal when it would fit but
+     * for its fence. A shape refused on the same cluster state, fence and GPUs is refused again without placing
+     * ({@link FailureMemo}; the fence is part of {@code shape}).
      */
-    private Status startOrRefusal(JobState job, String shape, Set<Long> excluded) {
+    private Status startOrRefusal(JobState job, String shape, Fence fence, Set<Long> excluded) {
         Status known = r.failures.knownFailure(r.cluster, shape, excluded);
         if (known != null) return known;
-        PlacementResult p = r.pipeline.place(cycle(job, excluded), true);
+        PlacementResult p = r.pipeline.place(cycle(job, fence, excluded), true);
         if (p.ok()) {
             start(job, p);
             return null;
         }
-        if (r.pipeline.dependsOnlyOnClusterState()) r.failures.remember(r.cluster, shape, excluded, p.status());
-        return p.status();
+        Status why = p.status();
+        if (!fence.none() && (fence.within() != null || r.pipeline.place(cycle(job, Fence.NONE, excluded), false).ok())) {
+            why = fence.keptOut(why);
+        }
+        if (r.pipeline.dependsOnlyOnClusterState()) r.failures.remember(r.cluster, shape, excluded, why);
+        return why;
     }
 
     /** The backfill refusal for a placement's refusal, made once per cause in a round. */
@@ -167,14 +180,14 @@ final class Dispatch {
     }
 
     /** Preempts the cheapest sufficient set of victims and starts the job; false when the policy allows none that make room. */
-    private boolean preemptFor(JobState job, String shape) {
+    private boolean preemptFor(JobState job, String shape, Fence fence) {
         if (r.policy.preemption() == null || !r.policy.preemption().mayPreemptAny(ctx, job)) return false;
         // later jobs of the same shape (and tenant, unless the policy says later jobs may preempt less) have no more victims
         ShapeOfTenant victimKey = new ShapeOfTenant(shape, r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) ? null : job.spec().tenant());
         if (noVictims.contains(victimKey)) return false;
         if (planner == null) {
             planner = new PreemptionPlanner(ctx, r.policy.preemption(), r.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST),
-                    r.pipeline, r.profile, r.jobs.running());
+                    r.pipeline, j -> cycle(j, r.jobs.fence(j, nowMs), null), r.jobs.running());
         }
         List<JobState> victims = planner.plan(job);
         if (victims == null) {
@@ -190,7 +203,7 @@ final class Dispatch {
         }
         failedShapes.clear();
         noVictims.clear();
-        PlacementResult p = r.pipeline.place(cycle(job, null), true);
+        PlacementResult p = r.pipeline.place(cycle(job, fence, null), true);
         if (!p.ok()) throw new IllegalStateException("job " + job.id() + " does not fit after preempting " + victims);
         start(job, p);
         return true;
@@ -202,7 +215,16 @@ final class Dispatch {
         queue.started(job);
     }
 
-    private CycleState cycle(JobState job, Set<Long> excluded) {
-        return new CycleState(r.cluster, job.spec(), r.profile, excluded);
+    /** The placement's scratch state: the job's fence and, when given, the EASY reservation's GPUs left out. */
+    private CycleState cycle(JobState job, Fence fence, Set<Long> excluded) {
+        Set<Long> out = excluded;
+        if (!fence.excluded().isEmpty()) {
+            out = excluded == null ? fence.excluded() : fencedBehindReservation.computeIfAbsent(fence.key(), k -> {
+                Set<Long> both = new HashSet<>(fence.excluded());
+                both.addAll(excluded);
+                return both;
+            });
+        }
+        return new CycleState(r.cluster, job.spec(), r.profile, out, fence.only());
     }
 }

@@ -7,6 +7,7 @@ import io.gpupool.engine.placement.PlacementResult;
 import io.gpupool.engine.placement.ReplicaDemand;
 import io.gpupool.engine.placement.WorkloadProfile;
 import io.gpupool.engine.policy.PolicyContext;
+import io.gpupool.engine.reservation.Fence;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.GpuGrant;
@@ -27,10 +28,10 @@ record EasyReservation(String jobId, long atMs, Set<Long> gpus) {
 
     /**
      * The reservation for a job that does not fit now, or null when it would not fit even with every running job
-     * gone. Running jobs are released in order of expected end, and the job is placed again only when a released
+     * gone (outside the GPUs its {@code fence} keeps it off). Running jobs are released in order of expected end, and the job is placed again only when a released
      * job leaves a node that could now hold one of its replicas; the cluster is left as it was.
      */
-    static EasyReservation reserve(PolicyContext ctx, JobState job, Collection<JobState> running, PlacementPipeline pipeline,
+    static EasyReservation reserve(PolicyContext ctx, JobState job, Fence fence, Collection<JobState> running, PlacementPipeline pipeline,
                                    WorkloadProfile profile, ReservationMemo memo) {
         boolean memoizable = pipeline.dependsOnlyOnClusterState();
         if (memoizable) {
@@ -47,7 +48,7 @@ record EasyReservation(String jobId, long atMs, Set<Long> gpus) {
                 Allocation freed = ends.next().allocation();
                 cluster.release(freed);
                 if (!anyCouldHoldReplica(cluster, freed.grants(), job.spec(), demand)) continue;
-                PlacementResult p = pipeline.place(new CycleState(cluster, job.spec(), profile, null), false);
+                PlacementResult p = pipeline.place(new CycleState(cluster, job.spec(), profile, fence.excluded(), fence.only()), false);
                 if (p.ok()) {
                     Set<Long> gpus = new HashSet<>();
                     for (GpuGrant g : p.allocation().grants()) gpus.add(CycleState.gpuKey(g.node(), g.gpu()));

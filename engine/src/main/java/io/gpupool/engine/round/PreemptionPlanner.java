@@ -4,7 +4,6 @@ import io.gpupool.engine.JobState;
 import io.gpupool.engine.JobStatus;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.PlacementPipeline;
-import io.gpupool.engine.placement.WorkloadProfile;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.Preemption;
 import io.gpupool.engine.state.ClusterState;
@@ -12,11 +11,13 @@ import io.gpupool.engine.state.ClusterState;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Chooses which running jobs to stop so a job can start: victims the policy allows, cheapest first,
  * released one by one until the job fits; then every victim that is not needed after all is spared
- * (kube-scheduler's "reprieve"), most expensive first. Works entirely inside a checkpoint: the cluster
+ * (kube-scheduler's "reprieve"), most expensive first. Each what-if places the job as the round would ({@code cycles}:
+ * outside the GPUs advance reservations keep it off). Works entirely inside a checkpoint: the cluster
  * is left as it was.
  *
  * <p>One planner serves one round. It orders the preemptible running jobs by the policy's victim order
@@ -33,18 +34,18 @@ final class PreemptionPlanner {
     private final Preemption policy;
     private final boolean allowedVictimsComeFirst;
     private final PlacementPipeline pipeline;
-    private final WorkloadProfile profile;
+    private final Function<JobState, CycleState> cycles;
     private final JobState[] byCost;
     private final int[] runOf;     // each entry's preemption count when listed: a job preempted since is another run
     private int first;             // entries before it have all been preempted
 
     PreemptionPlanner(PolicyContext ctx, Preemption policy, boolean allowedVictimsComeFirst, PlacementPipeline pipeline,
-                      WorkloadProfile profile, Collection<JobState> running) {
+                      Function<JobState, CycleState> cycles, Collection<JobState> running) {
         this.ctx = ctx;
         this.policy = policy;
         this.allowedVictimsComeFirst = allowedVictimsComeFirst;
         this.pipeline = pipeline;
-        this.profile = profile;
+        this.cycles = cycles;
         List<JobState> preemptible = new ArrayList<>();
         for (JobState v : running) if (v.spec().preemptible() && v.runStartMs() < ctx.nowMs()) preemptible.add(v);
         preemptible.sort(policy.victimOrder(ctx));
@@ -106,6 +107,6 @@ final class PreemptionPlanner {
     }
 
     private boolean fits(ClusterState cluster, JobState job) {
-        return pipeline.place(new CycleState(cluster, job.spec(), profile, null), false).ok();
+        return pipeline.place(cycles.apply(job), false).ok();
     }
 }

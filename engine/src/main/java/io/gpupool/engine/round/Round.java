@@ -69,6 +69,17 @@ public final class Round {
         settled.unsettle();
     }
 
+    /**
+     * What rounds remember no longer holds although the cluster did not change: the advance reservations changed, or a
+     * window began or ended (who may use which GPUs changed).
+     */
+    public void forgetMemos() {
+        settled.unsettle();
+        failures.forget();
+        reservations.forget();
+        settledBackfill.forget();
+    }
+
     /** A job was queued. */
     public void arrived(JobState job) {
         settled.arrived(job);

@@ -1,6 +1,7 @@
 package io.gpupool.engine.round;
 
 import io.gpupool.engine.JobState;
+import io.gpupool.engine.reservation.Fence;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.status.Status;
 
@@ -15,6 +16,9 @@ public interface RoundJobs {
 
     /** Why the tenant's hard limit keeps the job from starting now, or null. */
     Status quotaReason(JobState job);
+
+    /** The GPUs advance reservations keep the job off now ({@link Fence#NONE}: none). */
+    Fence fence(JobState job, long nowMs);
 
     /** Starts a pending job with GPUs the pipeline has just bound to it. */
     void start(JobState job, Allocation allocation, long nowMs);

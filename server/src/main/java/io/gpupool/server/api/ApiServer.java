@@ -129,6 +129,7 @@ public final class ApiServer implements AutoCloseable {
             new UsageRoutes(new io.gpupool.store.UsageStore(store.database()), clock).register(r);
             new AgentRoutes(pool, store, tokens, catalog, clock, agentSettings).register(r);
             new AdminRoutes(pool, tokens, store.writer(), clock, allowRootJobs).register(r);
+            new ReservationRoutes(pool, catalog, clock).register(r);
             r.get("/api/v1/events", hub::stream);
             this.table = r;
         });

@@ -25,7 +25,7 @@ import static io.gpupool.server.api.Requests.await;
  * any. 404 for a job the caller cannot see, 409 for one in the wrong state (ended, running, not held).
  */
 final class JobEditRoutes {
-    static final Set<String> UPDATE_FIELDS = Set.of("priority", "gpuTypes", Dependency.FIELD, "killOnInvalidDep");
+    static final Set<String> UPDATE_FIELDS = Set.of("priority", "gpuTypes", Dependency.FIELD, "killOnInvalidDep", "timeLimit");
     private final PoolService pool;
     private final Store store;
     private final GpuCatalog catalog;
@@ -37,9 +37,9 @@ final class JobEditRoutes {
     }
 
     void register(RouteTable r) {
-        r.post("/api/v1/jobs/{id}/hold", ctx -> edit(ctx, "hold jobs", pool::hold));
-        r.post("/api/v1/jobs/{id}/release", ctx -> edit(ctx, "release jobs", pool::release));
-        r.post("/api/v1/jobs/{id}/requeue", ctx -> edit(ctx, "requeue jobs", pool::requeue));
+        r.post("/api/v1/jobs/{id}/hold", ctx -> edit(ctx, "hold jobs", pool::hold, JobEdits.ArrayEdit.HOLD));
+        r.post("/api/v1/jobs/{id}/release", ctx -> edit(ctx, "release jobs", pool::release, JobEdits.ArrayEdit.RELEASE));
+        r.post("/api/v1/jobs/{id}/requeue", ctx -> edit(ctx, "requeue jobs", pool::requeue, null));
         r.patch("/api/v1/jobs/{id}", this::update);
     }
 
@@ -47,12 +47,25 @@ final class JobEditRoutes {
         CompletableFuture<JobRow> apply(String jobId, Principal by);
     }
 
-    private void edit(Context ctx, String action, Edit edit) {
+    private void edit(Context ctx, String action, Edit edit, JobEdits.ArrayEdit onArray) {
         Principal p = Requests.require(ctx, action, Role.ADMIN, Role.MEMBER);
         String id = ctx.pathParam("id");
+        if (onArray != null && arrayEdited(ctx, id, onArray, null, p)) return;
         JobRow row = id.length() <= 32 ? await(edit.apply(id, p)) : null;
         if (row == null) throw notActive(id, p);
         Json.send(ctx, 200, JobJson.of(row, await(pool.live(row.id()))));
+    }
+
+    /**
+     * An array's id names all its tasks: the edit applies to every queued one (held ones, for a release); answers
+     * {@code {"array", "tasks"}} with how many changed. False when the id is no array with active tasks the caller sees.
+     */
+    private boolean arrayEdited(Context ctx, String id, JobEdits.ArrayEdit edit, JobEdits.Update u, Principal p) {
+        if (id.length() > 32 || id.contains("_")) return false;
+        int n = await(pool.editArray(id, edit, u, p));
+        if (n < 0) return false;
+        Json.send(ctx, 200, Map.of("array", id, "tasks", n));
+        return true;
     }
 
     private void update(Context ctx) {
@@ -71,10 +84,14 @@ final class JobEditRoutes {
         } else if (f.has("killOnInvalidDep")) {
             throw ServiceException.invalid("killOnInvalidDep", "applies only with a dependency");
         }
-        if (priority == null && types == null && dependency == null) {
-            throw ServiceException.invalid("body", "names nothing to change (priority, gpuTypes, dependency)");
+        // a new time limit (the tenant's maximum holds), or null: none of its own (the tenant's default, as at submission)
+        Long timeLimit = f.raw("timeLimit") == null ? null : f.raw("timeLimit").isNull() ? 0L : f.timeLimitSec("timeLimit", 0);
+        if (priority == null && types == null && dependency == null && timeLimit == null) {
+            throw ServiceException.invalid("body", "names nothing to change (priority, gpuTypes, timeLimit, dependency)");
         }
-        JobRow row = id.length() <= 32 ? await(pool.update(id, new JobEdits.Update(priority, types, dependency, known), p)) : null;
+        JobEdits.Update u = new JobEdits.Update(priority, types, dependency, known, timeLimit);
+        if (arrayEdited(ctx, id, JobEdits.ArrayEdit.UPDATE, u, p)) return;
+        JobRow row = id.length() <= 32 ? await(pool.update(id, u, p)) : null;
         if (row == null) throw notActive(id, p);
         Json.send(ctx, 200, JobJson.of(row, await(pool.live(row.id()))));
     }

@@ -31,6 +31,7 @@ final class EngineLoop implements AutoCloseable {
     private final PoolState pool;
     private final JobLifecycle jobs;
     private final AgentProtocol agents;
+    private final ReservationAdmin reservations;
     private final GpuTelemetry telemetry;
     private final PoolHistory history = new PoolHistory();
     private final LinkedBlockingQueue<Runnable> inbox = new LinkedBlockingQueue<>();
@@ -45,10 +46,11 @@ final class EngineLoop implements AutoCloseable {
     private long nextRoundNanos;
 
     /** Commits what recovery wrote, then starts the loop's thread. */
-    EngineLoop(PoolState pool, JobLifecycle jobs, AgentProtocol agents, GpuTelemetry telemetry) {
+    EngineLoop(PoolState pool, JobLifecycle jobs, AgentProtocol agents, ReservationAdmin reservations, GpuTelemetry telemetry) {
         this.pool = pool;
         this.jobs = jobs;
         this.agents = agents;
+        this.reservations = reservations;
         this.telemetry = telemetry;
         pool.writes.flush(pool.agents.all());
         this.thread = Thread.ofPlatform().name("gpupool-engine-loop").start(this::run);
@@ -105,7 +107,7 @@ final class EngineLoop implements AutoCloseable {
                 }
                 if ((pool.roundDue && System.nanoTime() >= nextRoundNanos) || now >= nextPeriodicRoundMs) round(now);
                 if (now - lastSnapshotMs >= SNAPSHOT_INTERVAL_MS) {
-                    snapshot = new SnapshotBuilder(pool, telemetry).build(now, QUEUE_IN_SNAPSHOT);
+                    snapshot = new SnapshotBuilder(pool, telemetry).build(now, QUEUE_IN_SNAPSHOT, reservations.list());
                     history.sample(snapshot);
                     lastSnapshotMs = now;
                 }
@@ -129,6 +131,7 @@ final class EngineLoop implements AutoCloseable {
         nextRoundNanos = System.nanoTime() + Math.max(MIN_ROUND_GAP_NANOS, 2 * nanos);
         for (String id : r.preempted()) jobs.preempted(id, now);
         for (String id : r.started()) jobs.started(id, now);
+        reservations.expire(now);
         pool.roundDue = false;
         long reevaluate = pool.engine.nextReevaluationMs(now).orElse(Long.MAX_VALUE);
         nextPeriodicRoundMs = Math.min(now + PERIODIC_ROUND_MS, Math.max(now + 1, reevaluate));

@@ -14,7 +14,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Changes users make to their own active jobs (admins to any): hold and release a queued job, requeue a running one,
- * edit a queued one's priority, allowed GPU models or dependency. Each is written to the job's spec and history (an
+ * edit a queued one's priority, allowed GPU models, time limit (within its tenant's maximum) or dependency. Each is written to the job's spec and history (an
  * event naming who did it and what changed). Loop thread only.
  */
 public final class JobEdits {
@@ -23,8 +23,14 @@ public final class JobEdits {
      *
      * @param gpuTypes   the allowed GPU models (empty: any)
      * @param dependency the new dependency (with {@code known} as the store saw its targets); an empty one clears it
+     * @param timeLimitSec the new time limit in seconds; 0 removes it (the tenant's default then applies, as at submission)
      */
-    public record Update(Integer priority, List<String> gpuTypes, Dependency dependency, Map<String, Dependency.Target> known) {}
+    public record Update(Integer priority, List<String> gpuTypes, Dependency dependency, Map<String, Dependency.Target> known,
+                         Long timeLimitSec) {
+        public Update(Integer priority, List<String> gpuTypes, Dependency dependency, Map<String, Dependency.Target> known) {
+            this(priority, gpuTypes, dependency, known, null);
+        }
+    }
 
     private final PoolState pool;
     private final JobLifecycle jobs;
@@ -69,6 +75,31 @@ public final class JobEdits {
         return changed(a, "RELEASED", who(by));
     }
 
+    /** The edits that apply to a whole array: each applies to those of its tasks it fits (a queued, or a held one). */
+    public enum ArrayEdit { HOLD, RELEASE, UPDATE }
+
+    /**
+     * Holds, releases or edits every task of an array the edit fits (queued tasks; held ones for a release); completes with
+     * the tasks changed, or -1 when the array has no active task the caller may see. Each task's history gets the event.
+     */
+    CompletableFuture<Integer> onArray(String arrayId, ArrayEdit edit, Update u, Principal by) {
+        pool.writes.requireStore();
+        Set<String> tasks = pool.arrays.get(arrayId);
+        if (tasks == null || !by.sees(pool.active.get(tasks.iterator().next()).tenant())) return CompletableFuture.completedFuture(-1);
+        int n = 0;
+        for (String id : List.copyOf(tasks)) {
+            ActiveJob a = pool.active.get(id);
+            if (!a.row.state().equals("PENDING")) continue;
+            switch (edit) {
+                case HOLD -> { if (a.heldBy == null) { hold(id, by); n++; } }
+                case RELEASE -> { if (a.heldBy != null) { release(id, by); n++; } }
+                case UPDATE -> { update(id, u, by); n++; }
+            }
+        }
+        int changed = n;
+        return pool.writes.commitOfThisIteration().thenApply(v -> changed);
+    }
+
     /** A running job goes back to the queue (its process is stopped) and runs again as a new attempt. */
     CompletableFuture<JobRow> requeue(String jobId, Principal by) {
         pool.writes.requireStore();
@@ -103,13 +134,17 @@ public final class JobEdits {
         }
         JobRequest before = a.request;
         JobRequest after = before.edited(u.priority() != null ? u.priority() : before.priority(),
-                u.gpuTypes() != null ? u.gpuTypes() : before.gpuTypes());
+                u.gpuTypes() != null ? u.gpuTypes() : before.gpuTypes(), u.timeLimitSec() != null ? u.timeLimitSec() : before.timeLimitSec());
+        if (u.timeLimitSec() != null) after = TenantTimeLimits.apply(after, pool.tenants.get(a.tenant()));
         if (!after.equals(before)) {
             SubmitResult r = pool.engine.replacePending(after.toJobSpec(a.id(), a.row.submittedMs()), now);
             if (!r.accepted()) throw NeverRuns.error(r.status(), after);
             a.request = after;
             if (after.priority() != before.priority()) changes.add("priority " + before.priority() + " -> " + after.priority());
             if (!after.gpuTypes().equals(before.gpuTypes())) changes.add("gpuTypes " + before.gpuTypes() + " -> " + after.gpuTypes());
+            if (after.timeLimitSec() != before.timeLimitSec()) {
+                changes.add("timeLimit " + limitText(before.timeLimitSec()) + " -> " + limitText(after.timeLimitSec()));
+            }
         }
         DependencyBook.Change standing = null;
         if (u.dependency() != null) {
@@ -123,6 +158,10 @@ public final class JobEdits {
         CompletableFuture<JobRow> done = changed(a, "UPDATED", String.join("; ", changes) + " " + who(by));
         if (standing != null && (standing.never() != null || !a.dependency.equals(u.dependency()))) jobs.applyDependencyChanges(List.of(standing), now);
         return done;
+    }
+
+    private static String limitText(long sec) {
+        return sec > 0 ? io.gpupool.model.TimeLimit.format(sec) : "none";
     }
 
     /** Whether {@code from} (a job or an array) is {@code target} or waits for it, directly or through others. */

@@ -101,12 +101,18 @@ final class JobLifecycle {
     private ActiveJob queue(long seq, String id, JobRequest request, ArrayTask task, Dependency dependency,
                             Map<String, Dependency.Target> known, String idempotencyKey, long now) {
         String tenant = request.tenant();
-        SubmitResult r = pool.engine.submit(request.toJobSpec(id, now), now);
+        JobSpec spec = request.toJobSpec(id, now);
+        if (request.reservation() != null) {
+            io.gpupool.engine.status.Status misfit = pool.engine.reservationMisfit(spec, request.reservation());
+            if (misfit != null) throw ServiceException.invalid("reservation", misfit.message());
+        }
+        SubmitResult r = pool.engine.submit(spec, now);
         if (!r.accepted()) {
             pool.engine.forget(id);
             pool.listener.rejected(tenant);
             throw NeverRuns.error(r.status(), request);
         }
+        if (request.reservation() != null) pool.engine.useReservation(id, request.reservation());
         JobRow row = new JobRow(seq, id, tenant, idempotencyKey, "", "PENDING", now, null, null, 0, null, null);
         ActiveJob a = new ActiveJob(row, request, task, pool.writes.commitOfThisIteration());
         track(a);
@@ -176,6 +182,11 @@ final class JobLifecycle {
                 : DependencyBook.reason(a);
         if (reason != null) pool.engine.hold(a.id(), reason);
         else if (pool.engine.releaseHold(a.id())) pool.roundDue = true;
+    }
+
+    /** After a restart: a job that runs in a reservation keeps to it (it waits, saying so, if the reservation is gone). */
+    void restoreReservation(ActiveJob a) {
+        if (a.request.reservation() != null) pool.engine.useReservation(a.id(), a.request.reservation());
     }
 
     /** An array task with a cap counts against it in the engine. */

@@ -40,17 +40,19 @@ import java.util.regex.Pattern;
  * @param timeLimitSec   how long each attempt may run before its agent stops it and the job ends as TIMEOUT (0 = no
  *                       limit); the API's {@code timeLimit}, a Slurm {@code --time} string or a number of minutes. The
  *                       stored request has the tenant's default filled in ({@link #withTimeLimit})
+ * @param reservation    the advance reservation the job runs in (Slurm's {@code --reservation}): only on its GPUs, only
+ *                       inside its window; null = none
  */
 public record JobRequest(String name, String tenant, String user, int numGpus, int gpusPerReplica, int gpuMilli,
                          long gpuMemMib, List<String> gpuTypes, int priority, boolean preemptible, boolean requireNvlink,
                          long estimateSec, List<String> command, Map<String, String> env, String workDir, String restartPolicy,
-                         long cpuMilli, long hostMemMib, String runAs, long timeLimitSec) {
+                         long cpuMilli, long hostMemMib, String runAs, long timeLimitSec, String reservation) {
 
     public static final String REQUEUE = "requeue";
     public static final String FAIL = "fail";
     public static final Set<String> FIELDS = Set.of("name", "tenant", "user", "numGpus", "gpusPerReplica", "gpuMilli",
             "gpuMemMib", "gpuTypes", "priority", "preemptible", "requireNvlink", "estimateSec", "command", "env", "workDir",
-            "restartPolicy", "cpuMilli", "hostMemMib", "runAs", "timeLimit", ModelSizing.FIELD);
+            "restartPolicy", "cpuMilli", "hostMemMib", "runAs", "timeLimit", "reservation", ModelSizing.FIELD);
     public static final int MAX_GPUS = 512;
     /** Bounds of the host request per replica: far beyond any server, small enough that sums never overflow. */
     public static final long MAX_CPU_MILLI = 4_096_000, MAX_HOST_MEM_MIB = 64L * 1024 * 1024;
@@ -148,32 +150,33 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         String runAs = f.string("runAs", null, 64);
         if (runAs != null) UnixAccount.checkName("runAs", runAs);
         long timeLimit = f.timeLimitSec("timeLimit", 0);
+        String reservation = f.name("reservation", null);
         return new JobRequest(name, tenant, user, numGpus, perReplica, milli, mem, types, priority, preemptible, nvlink,
-                estimate, command, env, workDir, restart, cpuMilli, hostMem, runAs, timeLimit);
+                estimate, command, env, workDir, restart, cpuMilli, hostMem, runAs, timeLimit, reservation);
     }
 
     /** This request for its tenant, running as {@code account} (null = no account). */
     public JobRequest withOwner(String t, String account) {
         return new JobRequest(name, t, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, gpuTypes, priority, preemptible,
-                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, account, timeLimitSec);
+                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, account, timeLimitSec, reservation);
     }
 
     /** This request with another time limit in seconds (0 = none). */
     public JobRequest withTimeLimit(long seconds) {
         return new JobRequest(name, tenant, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, gpuTypes, priority, preemptible,
-                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, runAs, seconds);
+                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, runAs, seconds, reservation);
     }
 
-    /** This request with another priority and allowed GPU models (an edit of a queued job). */
-    public JobRequest edited(int newPriority, List<String> newGpuTypes) {
+    /** This request with another priority, allowed GPU models and time limit (an edit of a queued job). */
+    public JobRequest edited(int newPriority, List<String> newGpuTypes, long newTimeLimitSec) {
         return new JobRequest(name, tenant, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, newGpuTypes, newPriority, preemptible,
-                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, runAs, timeLimitSec);
+                requireNvlink, estimateSec, command, env, workDir, restartPolicy, cpuMilli, hostMemMib, runAs, newTimeLimitSec, reservation);
     }
 
     /** This request with another environment. */
     public JobRequest withEnv(Map<String, String> newEnv) {
         return new JobRequest(name, tenant, user, numGpus, gpusPerReplica, gpuMilli, gpuMemMib, gpuTypes, priority, preemptible,
-                requireNvlink, estimateSec, command, newEnv, workDir, restartPolicy, cpuMilli, hostMemMib, runAs, timeLimitSec);
+                requireNvlink, estimateSec, command, newEnv, workDir, restartPolicy, cpuMilli, hostMemMib, runAs, timeLimitSec, reservation);
     }
 
     /** The engine's view of this job. */
@@ -214,6 +217,7 @@ public record JobRequest(String name, String tenant, String user, int numGpus, i
         if (hostMemMib > 0) o.put("hostMemMib", hostMemMib);
         if (runAs != null) o.put("runAs", runAs);
         if (timeLimitSec > 0) o.put("timeLimit", TimeLimit.format(timeLimitSec));
+        if (reservation != null) o.put("reservation", reservation);
         return o;
     }
 

@@ -136,6 +136,7 @@ final class PoolRecovery {
                     if (back.accepted()) {
                         jobs.track(a);
                         jobs.capArrayTask(a);
+                        jobs.restoreReservation(a);
                         continue;
                     }
                     notRestored = back.reason();
@@ -151,6 +152,7 @@ final class PoolRecovery {
                 continue;
             }
             jobs.capArrayTask(a);
+            jobs.restoreReservation(a);
             if (notRestored != null) {
                 LOG.warn("job {} cannot resume on its recorded GPUs ({}); it goes back to the queue", row.id(), notRestored);
                 jobs.requeued(a, "REQUEUED", "its GPUs could not be restored after a restart: " + notRestored, now);

@@ -36,6 +36,7 @@ public final class PoolService implements AutoCloseable {
     private final AgentProtocol agents;
     private final PoolAdmin admin;
     private final JobEdits edits;
+    private final ReservationAdmin reservations;
     private final EngineLoop loop;
 
     /**
@@ -57,10 +58,12 @@ public final class PoolService implements AutoCloseable {
         this.admin = new PoolAdmin(pool, jobs);
         pool.usage.restore(recovered.openUsage(), clock.now());
         this.edits = new JobEdits(pool, jobs);
+        this.reservations = new ReservationAdmin(pool);
+        reservations.restore(recovered.reservations(), clock.now());   // before the jobs: a job may run in one
         recovery.restore(pool, jobs);
         pool.usage.closeAllBut(pool.active.values().stream().filter(a -> a.row.state().equals("RUNNING")).map(ActiveJob::id)
                 .collect(Collectors.toSet()), clock.now());
-        this.loop = new EngineLoop(pool, jobs, agents, telemetry);
+        this.loop = new EngineLoop(pool, jobs, agents, reservations, telemetry);
     }
 
     // ---- jobs -----------------------------------------------------------------------------------
@@ -87,6 +90,11 @@ public final class PoolService implements AutoCloseable {
     /** Releases a job held with {@link #hold}; null as there. */
     public CompletableFuture<JobRow> release(String jobId, Principal by) {
         return loop.call(() -> edits.release(jobId, by));
+    }
+
+    /** Holds, releases or edits every queued task of an array; completes with how many, or -1 when it has none the caller may see. */
+    public CompletableFuture<Integer> editArray(String arrayId, JobEdits.ArrayEdit edit, JobEdits.Update update, Principal by) {
+        return loop.call(() -> edits.onArray(arrayId, edit, update, by));
     }
 
     /** Sends a running job back to the queue (it runs again as a new attempt); null as there. */
@@ -148,6 +156,22 @@ public final class PoolService implements AutoCloseable {
     /** Applies new scheduler settings (validated by the caller) without a restart; running jobs keep their GPUs. */
     public CompletableFuture<SchedulerSettings> reconfigure(SchedulerSettings s) {
         return loop.call(() -> admin.reconfigure(s));
+    }
+
+    // ---- advance reservations ---------------------------------------------------------------------
+
+    /** Reserves GPUs for a tenant over a window (admin); a {@link ServiceException} (422) names the field it cannot honour. */
+    public CompletableFuture<Views.MadeReservation> reserve(io.gpupool.engine.reservation.ReservationRequest request, Principal by) {
+        return loop.call(() -> reservations.create(request, by));
+    }
+
+    /** Deletes a reservation (admin); false when there is none of that name. */
+    public CompletableFuture<Boolean> deleteReservation(String name) {
+        return loop.call(() -> reservations.delete(name));
+    }
+
+    public CompletableFuture<List<Views.Reservation>> reservations() {
+        return onLoop(reservations::list);
     }
 
     // ---- the agent protocol -----------------------------------------------------------------------

@@ -9,10 +9,10 @@ import java.util.Map;
 /**
  * The pool at one instant, built by the engine loop every few hundred milliseconds: nodes and GPUs with
  * the shares they hold, the head of the queue with each job's reason for waiting, tenants' shares against
- * their entitlement. Immutable; the dashboard, /api/v1/pool, SSE and the metrics all read it.
+ * their entitlement, the advance reservations. Immutable; the dashboard, /api/v1/pool, SSE and the metrics all read it.
  */
 public record PoolSnapshot(long atMs, String policy, String placement, List<NodeView> nodes, List<QueuedJob> queue,
-                           int pendingCount, int runningCount, List<TenantShare> tenants, Totals totals) {
+                           int pendingCount, int runningCount, List<TenantShare> tenants, Totals totals, List<Views.Reservation> reservations) {
 
     /**
      * @param cordoned an admin cordoned it
@@ -61,7 +61,7 @@ public record PoolSnapshot(long atMs, String policy, String placement, List<Node
     public record Totals(int nodes, int gpus, double gpusAllocated, double allocation, Double utilization) {}
 
     public static PoolSnapshot empty() {
-        return new PoolSnapshot(0, "", "", List.of(), List.of(), 0, 0, List.of(), new Totals(0, 0, 0, 0, null));
+        return new PoolSnapshot(0, "", "", List.of(), List.of(), 0, 0, List.of(), new Totals(0, 0, 0, 0, null), List.of());
     }
 
     /** What a member may see: other tenants' jobs become anonymous shares, their queued jobs are left out. */
@@ -72,7 +72,7 @@ public record PoolSnapshot(long atMs, String policy, String placement, List<Node
                         g.tasks().stream().map(t -> p.sees(t.tenant()) ? t : new TaskView(null, t.tenant(), null, t.milli(), t.memoryMib())).toList(),
                         g.telemetry())).toList(), n.isolation(), n.accounts())).toList();
         List<QueuedJob> q = queue.stream().filter(j -> p.sees(j.tenant())).toList();
-        return new PoolSnapshot(atMs, policy, placement, ns, q, pendingCount, runningCount, tenants, totals);
+        return new PoolSnapshot(atMs, policy, placement, ns, q, pendingCount, runningCount, tenants, totals, reservations);
     }
 
     public Map<String, Object> summary() {

@@ -48,7 +48,7 @@ final class SnapshotBuilder {
         }
     }
 
-    PoolSnapshot build(long now, int queueLimit) {
+    PoolSnapshot build(long now, int queueLimit, List<Views.Reservation> reservations) {
         // tasks per GPU from the running jobs' grants
         Map<GpuKey, List<PoolSnapshot.TaskView>> tasks = new HashMap<>();
         Map<String, int[]> counts = new TreeMap<>(); // tenant -> {pending, running}
@@ -123,6 +123,7 @@ final class SnapshotBuilder {
         PoolSnapshot.Totals totals = new PoolSnapshot.Totals(engine.cluster().nodeCount(), gpus, used,
                 totalGpus > 0 ? used / totalGpus : 0, utilCount > 0 ? utilSum / utilCount : null);
         return new PoolSnapshot(now, settings.policy(), settings.placement(), nodeViews, queue, engine.pendingJobs().size(),
-                engine.runningJobs().size(), shares, totals);
+                engine.runningJobs().size(), shares, totals, reservations.stream().map(r -> new Views.Reservation(r.name(), r.tenant(),
+                r.startMs(), r.endMs(), r.gpus(), r.model(), r.nodes(), r.gpuList(), r.createdMs(), null)).toList());
     }
 }

@@ -36,4 +36,21 @@ public final class Views {
 
     /** Outcome of a submission: the job, and whether this call created it (false: idempotent retry). */
     public record Submitted(String jobId, JobRow row, boolean created) {}
+
+    /**
+     * An advance reservation as the API and the dashboard show it.
+     *
+     * @param gpus      how many GPUs it holds
+     * @param model     the GPU model asked for, null when nodes were
+     * @param gpuList   the reserved GPUs as {@code node:index}
+     * @param createdBy who made it ("admin token ID"); null in the dashboard's snapshot
+     */
+    public record Reservation(String name, String tenant, long startMs, long endMs, int gpus, String model, List<String> nodes,
+                              List<String> gpuList, long createdMs, String createdBy) {}
+
+    /**
+     * A reservation just made, and the running jobs of other tenants that will still hold some of its GPUs when its window
+     * starts (only when it was made with ignoreRunningJobs): it is honoured on those GPUs once they end.
+     */
+    public record MadeReservation(Reservation reservation, List<String> notHonouredUntilEnd) {}
 }

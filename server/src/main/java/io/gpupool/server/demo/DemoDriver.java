@@ -158,7 +158,7 @@ public final class DemoDriver implements AutoCloseable {
                 + (random.nextDouble() < 0.05 ? "echo 'RuntimeError: CUDA error: an illegal memory access was encountered' >&2; exit 1"
                 : "echo \"$(date +%T) done\"");
         JobRequest req = new JobRequest(name, tenant, "demo-workload", gpus, 0, milli, mem, types, random.nextInt(3), true, false, 0,
-                List.of("sh", "-c", script), Map.of("GPUPOOL_DEMO", "1"), null, JobRequest.REQUEUE, 0, 0, null, 0);
+                List.of("sh", "-c", script), Map.of("GPUPOOL_DEMO", "1"), null, JobRequest.REQUEUE, 0, 0, null, 0, null);
         pool.submit(req, null).exceptionally(e -> {
             LOG.debug("demo job not accepted: {}", e.getMessage());
             return null;
