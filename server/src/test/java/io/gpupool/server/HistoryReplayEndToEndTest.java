@@ -45,7 +45,7 @@ import static org.assertj.core.api.Assertions.within;
  * and release, the service at its next round, which comes a few milliseconds later (rounds are at least 10 ms apart, and
  * later on a loaded machine); a job's run time is its recorded hold, so the agent's start latency and the report of its
  * end are in both. The service runs strict FCFS here, whose order does not depend on when a round runs, so those delays
- * only shift times (they add up along a chain of jobs waiting for each other: 35 to 130 ms at most on this test's runs,
+ * only shift times (they add up along a chain of jobs waiting for each other: 91 to 126 ms at most in three runs,
  * on a machine loaded 10x its cores). Under fair share the same delay can flip a decision (a round that sees two releases
  * at once starts a gang where the replay, seeing them one by one, started a small job), so single jobs can then differ by
  * seconds; docs/architecture.md has the figures.
