@@ -401,6 +401,7 @@ public final class SimulateCommand implements Callable<Integer> {
         if (!traceReading.format.equals("openb")) {
             throw new SpecException("--trace-format", "trace-format", "inflation mode draws tasks from an openb pod list: use --trace-format openb");
         }
+        if (history != null) throw new SpecException("--history", "history", "is for replay mode: inflation draws tasks from an openb pod list");
         if (trace == null) throw new SpecException("--trace", "trace", "inflation mode needs --trace PODS.csv");
         if (config != null) throw new SpecException("--config", "config", "is for replay mode; inflation compares the placements of --placement");
         ClusterSpec cs = clusterSpec();
