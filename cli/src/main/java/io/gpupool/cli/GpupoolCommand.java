@@ -42,6 +42,7 @@ import picocli.CommandLine.ScopeType;
                 QueueCommand.class,
                 NodesCommand.class,
                 UsageCommand.class,
+                HistoryCommand.class,
                 TopCommand.class,
                 LoadgenCommand.class,
                 K8sCommand.class,

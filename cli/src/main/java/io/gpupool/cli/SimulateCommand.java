@@ -20,6 +20,7 @@ import io.gpupool.sim.trace.ReservationsFile;
 import io.gpupool.sim.Simulator;
 import io.gpupool.sim.energy.EnergyModel;
 import io.gpupool.sim.energy.PowerDown;
+import io.gpupool.sim.history.HistoryComparison;
 import io.gpupool.sim.inflation.InflationStudy;
 import io.gpupool.sim.metrics.ResultFormat;
 import io.gpupool.sim.metrics.SimulationResult;
@@ -33,6 +34,7 @@ import io.gpupool.sim.trace.TraceContext;
 import io.gpupool.sim.trace.TraceFile;
 import io.gpupool.sim.trace.TraceJob;
 import io.gpupool.sim.trace.TraceStats;
+import com.fasterxml.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -163,6 +165,30 @@ public final class SimulateCommand implements Callable<Integer> {
                     "as few as a queued job needs, each taking work wake=D later; the first keep=N nodes stay on. E.g. idle=30m,wake=5m."})
     String powerDown;
 
+    @Option(names = "--history", paramLabel = "URL|FILE",
+            description = {"Instead of --trace: a pool's own history, and the record as the first row ('recorded (POLICY)'). A server's URL",
+                    "(its finished jobs of --since..--until, its nodes and configuration; --token, --ca), or a CSV of 'gpupool history export'",
+                    "with --pool FILE (or --cluster SPEC and --config FILE on the same node names)."})
+    String history;
+
+    @Option(names = "--since", paramLabel = "WHEN", description = "With --history URL: jobs submitted from (30d, 12h, a date, an ISO-8601 instant; default 30 days before --until).")
+    String since;
+
+    @Option(names = "--until", paramLabel = "WHEN", description = "With --history URL: jobs submitted before (default: now).")
+    String until;
+
+    @Option(names = "--tenant", paramLabel = "NAME", description = "With --history URL: only this tenant's jobs (admin tokens; a member token gets its own).")
+    String tenant;
+
+    @Option(names = "--token", paramLabel = "T", description = "With --history URL: API token (default: $GPUPOOL_TOKEN, else token= in ~/.config/gpupool/client.properties).")
+    String token;
+
+    @Option(names = "--ca", paramLabel = "FILE", description = "With --history URL: the CA of an https:// server's certificate (default: $GPUPOOL_CA, else the system trust store).")
+    Path ca;
+
+    @Option(names = "--pool", paramLabel = "FILE", description = "With --history FILE: the nodes and configuration 'gpupool history export --pool' wrote.")
+    Path pool;
+
     @Option(names = "--ignore-host", description = "Ignore the jobs' host CPU and memory requests (openb) even where the nodes declare host capacity: GPUs alone decide placement.")
     boolean ignoreHost;
 
@@ -188,6 +214,10 @@ public final class SimulateCommand implements Callable<Integer> {
     // ---- replay ---------------------------------------------------------------------------------
 
     private int replay() {
+        if (history != null) return historyReplay();
+        for (Object o : new Object[] {since, until, tenant, token, ca, pool}) {
+            if (o != null) throw new SpecException("--history", "history", "--since, --until, --tenant, --token, --ca and --pool are for --history");
+        }
         PoolConfig pool = poolConfig();
         List<String> compared = policies != null ? policies : List.of(pool.policy().name());
         for (String p : compared) PolicyRegistry.requireKnown(p);
@@ -240,6 +270,72 @@ public final class SimulateCommand implements Callable<Integer> {
             Map<String, String> meta = describe(jobs, cs, pool, predictorName);
             meta.put("energy model", energyNote(cs, energy));
             if (down != null) meta.put("node power-down", down.describe());
+            Path index = write(() -> SimulationReport.write(report, results, meta));
+            notes.say("report: " + index);
+        }
+        return 0;
+    }
+
+    /**
+     * The pool's history, the record first, then each policy's replay of it on the pool's nodes with the pool's
+     * configuration (--config and --placement over it, --policy: the pool's policy by default).
+     */
+    private int historyReplay() {
+        if (trace != null || synthetic != null) throw new SpecException("--history", "history", "give --history or --trace/--synthetic, not both");
+        if (batch != null) throw new SpecException("--batch", "batch", "is not offered with --history");
+        boolean remote = history.startsWith("http://") || history.startsWith("https://");
+        HistorySource.Loaded h;
+        if (remote) {
+            if (cluster != null || nodes != null || pool != null) {
+                throw new SpecException("--cluster", "cluster", "--history URL replays on the server's own nodes: leave out --cluster, --nodes and --pool");
+            }
+            JsonNode r = HistorySource.fetch(new ApiClient(history, token, ca), since, until, tenant);
+            notes.say(HistorySource.summary(r));
+            h = HistorySource.fromServer(r, history);
+        } else {
+            if (since != null || until != null || tenant != null) {
+                throw new SpecException("--since", "since", "--since, --until and --tenant choose a server's jobs: with --history FILE, export the window you want");
+            }
+            HistorySource.Pool on;
+            if (pool != null) {
+                if (cluster != null || nodes != null) throw new SpecException("--pool", "pool", "give --pool or --cluster, not both");
+                on = HistorySource.poolFile(pool);
+            } else {
+                on = new HistorySource.Pool(clusterSpec(), PoolConfig.defaults("fcfs"), null);
+            }
+            h = HistorySource.fromFile(Path.of(history), on);
+        }
+        PoolConfig base = config != null ? poolConfig() : placement != null ? h.config().withPlacement(PlacementConfig.parse(placement)) : h.config();
+        List<String> compared = policies != null ? policies : List.of(h.policy() != null ? h.policy() : base.policy().name());
+        for (String p : compared) PolicyRegistry.requireKnown(p);
+        String predictorName = predictor != null ? predictor : base.predictorOr(null);
+        if (predictor != null) Predictors.forScheduling(predictor, 1);
+        String label = remote ? "history" : Path.of(history).getFileName().toString();
+        HistoryComparison.Setup setup = new HistoryComparison.Setup(h.cluster(), base, h.policy() == null ? "recorded" : "recorded (" + h.policy() + ")", label,
+                durationMs(fairnessWindow),
+                predictorName == null ? null : c -> () -> Predictors.forScheduling(predictorName, c.defaultRuntimeMs()));
+        List<SimulationResult> results;
+        try (ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), !notes.quiet)) {
+            results = HistoryComparison.compare(setup, h.jobs(), compared, threadCount(compared.size()), bar::update);
+        } catch (PolicyRunException e) {
+            if (e.getCause() instanceof SpecException s) {
+                throw new SpecException("policy " + e.policy() + (s.where() == null ? "" : ", " + s.where()), s.field(), s.rule());
+            }
+            throw e;
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(switch (output) {
+            case "json" -> ResultFormat.json(results, Map.of()) + "\n";
+            case "csv" -> ResultFormat.csv(results);
+            default -> ResultFormat.table(results);
+        });
+        out.flush();
+        if (report != null) {
+            Map<String, String> meta = new LinkedHashMap<>();
+            meta.put("history", history + " (" + h.jobs().size() + " finished jobs)");
+            meta.put("cluster", h.cluster().nodes().size() + " nodes, " + h.cluster().totalGpus() + " GPUs");
+            meta.put("placement", base.placement().shorthand());
+            meta.put("fairness window", fairnessWindow);
             Path index = write(() -> SimulationReport.write(report, results, meta));
             notes.say("report: " + index);
         }
@@ -346,6 +442,7 @@ public final class SimulateCommand implements Callable<Integer> {
         if (!traceReading.format.equals("openb")) {
             throw new SpecException("--trace-format", "trace-format", "inflation mode draws tasks from an openb pod list: use --trace-format openb");
         }
+        if (history != null) throw new SpecException("--history", "history", "is for replay mode: inflation draws tasks from an openb pod list");
         if (trace == null) throw new SpecException("--trace", "trace", "inflation mode needs --trace PODS.csv");
         if (config != null) throw new SpecException("--config", "config", "is for replay mode; inflation compares the placements of --placement");
         if (powerDown != null) throw new SpecException("--power-down", "power-down", "is for replay mode: the inflation study has no time");

@@ -28,9 +28,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /**
- * The dashboard's usage card in headless Chromium: a tenant's cancelled job shows its allocated GPU-hours in the
+ * The dashboard's usage and what-if cards in headless Chromium: a tenant's cancelled job shows its allocated GPU-hours in the
  * table (as the API computes them) and in the chart over the last 24 hours by hour and over 7 days by day; a member
- * of another tenant sees only its own (empty) usage. Screenshot: target/dashboard-usage.png.
+ * of another tenant sees only its own (empty) usage; the what-if card compares policies on that job, the record first,
+ * and shows a refused policy name. Screenshots: target/dashboard-usage.png, target/dashboard-whatif.png.
  */
 class UsageDashboardBrowserTest {
     @TempDir Path dir;
@@ -83,6 +84,22 @@ class UsageDashboardBrowserTest {
                 new Select(d.findElement(By.id("usage-range"))).selectByValue("7d");
                 wait.until(x -> "8".equals(x.findElement(By.id("usage-chart")).getDomAttribute("data-buckets")));
                 assertThat(Double.parseDouble(d.findElement(By.id("usage-chart")).getDomAttribute("data-allocated"))).isCloseTo(hours, within(1e-5));
+
+                // the what-if card: the record first, then each policy asked for, on the same finished job
+                d.findElement(By.id("whatif-policies")).clear();
+                d.findElement(By.id("whatif-policies")).sendKeys("fcfs, las");
+                d.findElement(By.id("whatif-run")).click();
+                By whatIfRows = By.cssSelector("#whatif tbody tr");
+                wait.until(x -> x.findElements(whatIfRows).size() == 3);
+                List<String> policies = d.findElements(By.cssSelector("#whatif tbody tr td:first-child")).stream().map(e -> e.getText()).toList();
+                assertThat(policies).containsExactly("recorded (fair-share)", "fcfs", "las");
+                assertThat(d.findElements(By.cssSelector("#whatif tbody tr td:nth-child(2)")).stream().map(e -> e.getText()).toList()).containsOnly("1");
+                assertThat(d.findElement(By.id("whatif-note")).getText()).startsWith("1 finished jobs submitted");
+                d.findElement(By.id("whatif-policies")).clear();
+                d.findElement(By.id("whatif-policies")).sendKeys("fifo");
+                d.findElement(By.id("whatif-run")).click();
+                wait.until(x -> x.findElement(By.id("whatif-note")).getText().contains("unknown policy 'fifo'"));
+                shot(d, "dashboard-whatif.png");
 
                 // a member of another tenant: its own usage only
                 d.get(s.base + "/?member#token=" + cv);

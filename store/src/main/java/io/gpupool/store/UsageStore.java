@@ -18,6 +18,21 @@ public final class UsageStore {
     /** A job that ended in the window, with its first start (null: never started) and where its attempts ran. */
     public record EndedJob(JobEndRow end, Long firstStartedMs, Set<String> nodes, Set<String> gpuModels) {}
 
+    /**
+     * A finished job of the history (docs/architecture.md, "History as a trace"): its stored request, end and the GPU
+     * grants of all its attempts (none: it never started).
+     */
+    public record FinishedJob(String jobId, long seq, String tenant, String spec, String state, long submittedMs, long endedMs,
+                              List<UsageGrantRow> grants) {}
+
+    /**
+     * The finished jobs submitted in a window, in submit order (then arrival order), at most {@code limit} of them.
+     *
+     * @param more       more finished jobs were submitted in the window than the limit
+     * @param unfinished jobs submitted in the window that are still queued or running (not in {@code jobs})
+     */
+    public record FinishedJobs(List<FinishedJob> jobs, boolean more, long unfinished) {}
+
     private final Database db;
 
     public UsageStore(Database db) {
@@ -66,6 +81,47 @@ public final class UsageStore {
             throw new StoreException("cannot read ended jobs", e);
         }
     }
+
+    /**
+     * Jobs submitted in [since, until) that reached a final state, of one tenant or (null) all, with their grants.
+     * Reads usage_jobs by its end-time index (a job submitted at or after since ended after since), so a window costs
+     * what it holds, not the whole job table.
+     */
+    public FinishedJobs finishedJobs(long since, long until, String tenant, int limit) {
+        String where = " WHERE u.ended_ms >= ? AND u.submitted_ms >= ? AND u.submitted_ms < ?" + (tenant == null ? "" : " AND u.tenant = ?");
+        Object[] args = tenant == null ? new Object[] {since, since, until} : new Object[] {since, since, until, tenant};
+        try (Connection c = db.connection()) {
+            Map<String, Object[]> jobs = new LinkedHashMap<>();
+            Object[] limited = java.util.Arrays.copyOf(args, args.length + 1);
+            limited[args.length] = limit + 1;
+            for (Object[] r : Store.query(c, "SELECT u.job_id, j.seq, u.tenant, j.spec, u.state, u.submitted_ms, u.ended_ms FROM usage_jobs u "
+                    + "JOIN jobs j ON j.id = u.job_id" + where + " ORDER BY u.submitted_ms, j.seq LIMIT ?",
+                    rs -> new Object[] {rs.getString(1), rs.getLong(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getLong(6), rs.getLong(7),
+                            new ArrayList<UsageGrantRow>()}, limited)) {
+                jobs.put((String) r[0], r);
+            }
+            boolean more = jobs.size() > limit;
+            for (UsageGrantRow g : Store.query(c, "SELECT " + GRANT_COLUMNS.replaceAll("(^|, )", "$1g.") + " FROM usage_grants g JOIN usage_jobs u ON u.job_id = g.job_id"
+                    + where + " ORDER BY g.job_id, g.attempt, g.node, g.gpu", UsageStore::grant, args)) {
+                Object[] j = jobs.get(g.jobId());
+                if (j != null) grants(j).add(g);
+            }
+            String active = "SELECT COUNT(*) FROM jobs WHERE state IN ('PENDING', 'RUNNING') AND submitted_ms >= ? AND submitted_ms < ?"
+                    + (tenant == null ? "" : " AND tenant = ?");
+            long unfinished = Store.query(c, active, rs -> rs.getLong(1), tenant == null ? new Object[] {since, until} : new Object[] {since, until, tenant}).getFirst();
+            List<FinishedJob> out = new ArrayList<>();
+            for (Object[] j : jobs.values()) {
+                if (out.size() == limit) break;
+                out.add(new FinishedJob((String) j[0], (Long) j[1], (String) j[2], (String) j[3], (String) j[4], (Long) j[5], (Long) j[6], List.copyOf(grants(j))));
+            }
+            return new FinishedJobs(out, more, unfinished);
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the history", e);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<UsageGrantRow> grants(Object[] j) { return (List<UsageGrantRow>) j[7]; }
 
     @SuppressWarnings("unchecked")
     private static Set<String> nodes(Object[] j) { return (Set<String>) j[2]; }

@@ -306,6 +306,34 @@ abstract class StoreContractTest {
     }
 
     @Test
+    void the_finished_jobs_of_a_window_come_in_submit_order_with_their_grants_and_the_active_ones_are_counted() {
+        commit(new Write.InsertJob(new JobRow(1, "j1", "t1", null, "{\"spec\":1}", "SUCCEEDED", 900, 1600L, 2000L, 0, 0, null)),
+                new Write.InsertJob(new JobRow(2, "j2", "t2", null, "{}", "CANCELLED", 950, null, 1900L, 0, null, null)),
+                new Write.InsertJob(new JobRow(3, "j3", "t1", null, "{}", "RUNNING", 960, 1000L, null, 0, null, null)),
+                new Write.InsertJob(new JobRow(4, "j4", "t1", null, "{}", "SUCCEEDED", 100, 200L, 300L, 0, 0, null)),
+                new Write.PutUsage(usage("j1", 2, "n1", 1, "t1", 1600, 2000L, 0, 0, 2000)),
+                new Write.PutUsage(usage("j1", 1, "n1", 0, "t1", 1000, 1500L, 0, 0, 1500)),
+                new Write.PutUsage(usage("j4", 1, "n2", 0, "t1", 200, 300L, 0, 0, 300)),
+                new Write.PutJobEnd(new JobEndRow("j1", "t1", "ann", "SUCCEEDED", 900, 2000)),
+                new Write.PutJobEnd(new JobEndRow("j2", "t2", "", "CANCELLED", 950, 1900)),
+                new Write.PutJobEnd(new JobEndRow("j4", "t1", "ann", "SUCCEEDED", 100, 300)));
+        UsageStore usage = new UsageStore(store.database());
+        UsageStore.FinishedJobs all = usage.finishedJobs(500, 5000, null, 10);
+        // j4 was submitted before the window; j3 is still running
+        assertThat(all.jobs()).extracting(UsageStore.FinishedJob::jobId).containsExactly("j1", "j2");
+        assertThat(all.jobs().getFirst().spec()).isEqualTo("{\"spec\":1}");
+        assertThat(all.jobs().getFirst().grants()).extracting(UsageGrantRow::attempt).containsExactly(1, 2);
+        assertThat(all.jobs().get(1).grants()).as("never started").isEmpty();
+        assertThat(all.unfinished()).isEqualTo(1);
+        assertThat(all.more()).isFalse();
+        assertThat(usage.finishedJobs(500, 5000, "t2", 10).jobs()).extracting(UsageStore.FinishedJob::jobId).containsExactly("j2");
+        assertThat(usage.finishedJobs(500, 5000, "t2", 10).unfinished()).isZero();
+        UsageStore.FinishedJobs one = usage.finishedJobs(500, 5000, null, 1);
+        assertThat(one.jobs()).extracting(UsageStore.FinishedJob::jobId).containsExactly("j1");
+        assertThat(one.more()).isTrue();
+    }
+
+    @Test
     void a_usage_batch_committed_twice_leaves_the_same_rows() throws Exception {
         List<Write> batch = List.of(new Write.PutUsage(usage("j1", 1, "n1", 0, "t1", 1000, null, 10, 3, 1100)),
                 new Write.PutUsage(usage("j1", 1, "n1", 0, "t1", 1000, 1500L, 20, 6, 1500)),

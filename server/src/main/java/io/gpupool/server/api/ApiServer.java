@@ -127,6 +127,7 @@ public final class ApiServer implements AutoCloseable {
             new JobEditRoutes(pool, store, catalog).register(r);
             new NodeRoutes(pool).register(r);
             new UsageRoutes(new io.gpupool.store.UsageStore(store.database()), clock).register(r);
+            new HistoryRoutes(new io.gpupool.store.UsageStore(store.database()), pool, clock, catalog).register(r);
             new AgentRoutes(pool, store, tokens, catalog, clock, agentSettings).register(r);
             new AdminRoutes(pool, tokens, store.writer(), clock, allowRootJobs).register(r);
             new ReservationRoutes(pool, catalog, clock).register(r);

@@ -28,19 +28,26 @@ final class UsageRoutes {
 
     private void report(Context ctx) {
         Principal p = Requests.require(ctx, "read usage", Role.ADMIN, Role.MEMBER);
-        String tenant = ctx.queryParam("tenant");
-        if (tenant != null && tenant.isEmpty()) tenant = null;
-        if (p.role() == Role.MEMBER) {
-            if (tenant != null && !tenant.equals(p.tenant())) {
-                throw ServiceException.forbidden("query 'tenant': a member token reads only its own tenant's usage ('" + p.tenant() + "')");
-            }
-            tenant = p.tenant();
-        } else if (tenant != null && tenant.length() > 64) {
-            throw ServiceException.malformed("tenant", "must be at most 64 characters");
-        }
+        String tenant = visibleTenant(p, ctx.queryParam("tenant"), "usage");
         long now = clock.now();
         UsageWindow w = UsageWindow.parse(ctx.queryParam("since"), ctx.queryParam("until"), now);
         UsageReport.By by = UsageReport.By.parse(ctx.queryParam("by"));
         Json.send(ctx, 200, UsageReport.build(usage, w, by, tenant, now));
+    }
+
+    /**
+     * The tenant a usage or history query covers: a member's own (naming another is 403), an admin's choice or (null)
+     * all.
+     */
+    static String visibleTenant(Principal p, String tenant, String what) {
+        if (tenant != null && tenant.isEmpty()) tenant = null;
+        if (p.role() == Role.MEMBER) {
+            if (tenant != null && !tenant.equals(p.tenant())) {
+                throw ServiceException.forbidden("query 'tenant': a member token reads only its own tenant's " + what + " ('" + p.tenant() + "')");
+            }
+            return p.tenant();
+        }
+        if (tenant != null && tenant.length() > 64) throw ServiceException.malformed("tenant", "must be at most 64 characters");
+        return tenant;
     }
 }

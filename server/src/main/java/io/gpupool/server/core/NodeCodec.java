@@ -31,6 +31,10 @@ public final class NodeCodec {
     private NodeCodec() {}
 
     public static String toJson(NodeSpec n) {
+        return toNode(n).toString();
+    }
+
+    public static ObjectNode toNode(NodeSpec n) {
         ObjectNode o = JSON.createObjectNode();
         o.put("name", n.name());
         ArrayNode gpus = o.putArray("gpus");
@@ -45,7 +49,7 @@ public final class NodeCodec {
         o.put("splitCount", n.splitCount());
         ObjectNode l = o.putObject("labels");
         n.labels().forEach(l::put);
-        return o.toString();
+        return o;
     }
 
     /** Validates a node description; bad input is a {@link ServiceException} naming the field. */

@@ -213,6 +213,11 @@ public final class PoolService implements AutoCloseable {
         return onLoop(() -> pool.settings);
     }
 
+    /** The nodes the engine places on, in its order, as registered (the pool a replay of the history runs on). */
+    public CompletableFuture<List<io.gpupool.model.NodeSpec>> nodeSpecs() {
+        return onLoop(() -> pool.engine.cluster().nodes().stream().map(io.gpupool.engine.state.NodeState::spec).toList());
+    }
+
     public CompletableFuture<List<TenantRow>> tenants() {
         return onLoop(() -> List.copyOf(pool.tenants.values()));
     }

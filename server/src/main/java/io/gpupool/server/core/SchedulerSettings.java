@@ -54,7 +54,8 @@ public record SchedulerSettings(PoolConfig tree) {
         return PoolConfigWriter.toMap(tree.withTenants(tenantConfigs(tenants)));
     }
 
-    static Map<String, TenantConfig> tenantConfigs(Collection<TenantRow> rows) {
+    /** The engine's tenant configurations of the store's tenants. */
+    public static Map<String, TenantConfig> tenantConfigs(Collection<TenantRow> rows) {
         Map<String, TenantConfig> out = new LinkedHashMap<>();
         for (TenantRow t : rows) out.put(t.name(), new TenantConfig(t.name(), t.weight(), t.guaranteedGpus(), t.limitGpus()));
         return out;

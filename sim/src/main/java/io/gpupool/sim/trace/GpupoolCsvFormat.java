@@ -24,7 +24,7 @@ public final class GpupoolCsvFormat implements TraceFormat {
 
     @Override
     public String description() {
-        return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate,time_limit,model_params,model_mode,model_precision,array_id,array_cap,depends_on]";
+        return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate,time_limit,require_nvlink,cpu_milli,host_mem_mib,model_params,model_mode,model_precision,array_id,array_cap,depends_on]";
     }
 
     @Override
@@ -105,6 +105,11 @@ public final class GpupoolCsvFormat implements TraceFormat {
         if (jobName != null) b.name(jobName);
         b.priority((int) row.optionalInteger("priority", Integer.MIN_VALUE, Integer.MAX_VALUE, 0));
         b.preemptible(row.bool("preemptible", true));
+        b.requireNvlink(row.bool("require_nvlink", false));
+        if (context.hostResources()) {
+            // per replica, as the service's jobs ask (a history export carries them); absent: none
+            b.host(row.optionalInteger("cpu_milli", 0, Long.MAX_VALUE / 4, 0), row.optionalInteger("host_mem_mib", 0, Long.MAX_VALUE / 4, 0));
+        }
         if (row.optional("estimate") != null) b.estimateMs(Math.round(row.number("estimate", 1e-3, 1e12) * 1000));
         // a job still running at its limit ends there as timed out (Simulator)
         if (row.optional("time_limit") != null) b.timeLimitMs(Math.round(row.number("time_limit", 1e-3, io.gpupool.model.TimeLimit.MAX_SECONDS) * 1000));
