@@ -163,9 +163,11 @@ public final class GpupoolServer implements AutoCloseable {
             Tokens tokens = new Tokens();
             recovered.tokens().forEach(tokens::add);
             String shown = bootstrapAdmin(o, store, tokens, clock, out);
+            phases.done("tokens");
             GpuTelemetry telemetry = new GpuTelemetry();
             ServiceMetrics metrics = new ServiceMetrics(telemetry);
             EventHub hub = new EventHub();
+            phases.done("metrics");
             PoolService pool = new PoolService(recovered, staticNodes, defaults, o.agents(), store.writer(), catalog, telemetry, clock, metrics, hub::publish);
             hub.attach(pool);
             phases.done("engine");

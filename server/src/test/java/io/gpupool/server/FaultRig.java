@@ -166,10 +166,22 @@ final class FaultRig implements AutoCloseable {
         }
     }
 
+    /** The JVM options of the processes started from now on: cheap to start (C1 only, a small heap) unless {@link #asShipped}. */
+    private List<String> jvmOptions = List.of("-Xmx256m", "-XX:TieredStopAtLevel=1");
+
+    /**
+     * The processes started from now on run with the JVM options `gpupool server` and `gpupool agent` get from their
+     * launcher (scripts/java-options.sh: both JIT tiers, short G1 pauses), for benches that time the product as shipped.
+     */
+    FaultRig asShipped() {
+        jvmOptions = List.of("-Xmx1g", "--sun-misc-unsafe-memory-access=allow", "-XX:MaxGCPauseMillis=20");
+        return this;
+    }
+
     private Process java(List<String> prefix, String log, String main, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(prefix);
-        cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:TieredStopAtLevel=1"));
+        cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "--enable-native-access=ALL-UNNAMED"));
+        cmd.addAll(jvmOptions);
         // -Dgpupool.fault.log=info (or LOGGER=debug, e.g. io.gpupool.agent=debug): the processes' log level, to read a failed run's logs
         String level = System.getProperty("gpupool.fault.log");
         if (level != null && !level.isBlank()) {

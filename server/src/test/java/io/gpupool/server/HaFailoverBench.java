@@ -32,6 +32,7 @@ class HaFailoverBench {
         int cycles = Integer.getInteger("gpupool.ha.bench.cycles", 20);
         long leaseMs = Long.getLong("gpupool.ha.bench.leaseMs", ServerOptions.DEFAULT_LEASE_TTL_MS);
         try (OwnPostgres pg = OwnPostgres.startOrSkip(); FaultRig rig = new FaultRig(dir, "127.0.0.1", 1000, 30_000, 1000, 2000)) {
+            rig.asShipped();   // the replicas and the agent run as `gpupool server`/`agent` do, not with the tests' C1-only JVMs
             String db = pg.createDatabase("ha_bench");
             int[] ports = {rig.port, FaultRig.freePort()};
             String[] urls = {rig.base, "http://127.0.0.1:" + ports[1]};
