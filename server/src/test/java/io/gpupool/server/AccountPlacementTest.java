@@ -55,8 +55,10 @@ class AccountPlacementTest {
             TestServer.eventually("alice's job waits", () -> waitReason(s, strict, l4).contains("account missing"));
             own.accounts = new AccountIsolation(true, null, List.of());
             own.report(List.of(), List.of(), List.of(), 0);
+            // the state is the engine's (live), the attempts the store's: wait for the attempt's row too
             TestServer.eventually(Duration.ofSeconds(10), "alice's job is placed once the node has her account",
-                    () -> s.get("/api/v1/jobs/" + l4, strict).body().path("state").asText().equals("RUNNING"));
+                    () -> s.get("/api/v1/jobs/" + l4, strict).body().path("state").asText().equals("RUNNING")
+                            && s.get("/api/v1/jobs/" + l4, strict).body().path("attempts").size() == 1);
             assertThat(s.get("/api/v1/jobs/" + l4, strict).body().path("attempts").get(0).path("node").asText()).isEqualTo("acct-own");
         }
     }
