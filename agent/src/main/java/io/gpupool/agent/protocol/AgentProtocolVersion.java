@@ -16,8 +16,13 @@ public final class AgentProtocolVersion {
     /**
      * The version this build speaks. 2: launches carry a time limit the agent must enforce, and reports may say TIMEOUT
      * (an agent of version 1 would run such a job without its limit; a server of version 1 cannot read the phase).
+     * 3: an attempt is named by its job's submit instant too ({@code submitted_ms}, {@link JobKey}): a listed attempt
+     * whose id and number the agent ran for another job is a new one to start, and that other job's attempt is not
+     * wanted (an agent of version 2 would keep the old one running and never start the new one); the server takes a
+     * report about an attempt only for the job it names (a server of version 2 would apply an old job's report to the new
+     * job of its id).
      */
-    public static final int CURRENT = 2;
+    public static final int CURRENT = 3;
     /** What an end that announces no version speaks: the protocol before versions were announced. */
     public static final int UNANNOUNCED = 1;
     public static final String HEADER = "Gpupool-Agent-Protocol";
