@@ -29,6 +29,11 @@ public record JobStatusReport(long seq, String jobId, int attempt, JobPhase phas
         this(seq, jobId, attempt, phase, exitCode, pid, startedAtMs, endedAtMs, message, null);
     }
 
+    /** The same report about the attempt of the job submitted at {@code ms}. */
+    public JobStatusReport withSubmittedMs(Long ms) {
+        return new JobStatusReport(seq, jobId, attempt, phase, exitCode, pid, startedAtMs, endedAtMs, message, ms);
+    }
+
     public JobKey key() {
         return new JobKey(jobId, attempt, submittedMs);
     }
