@@ -97,8 +97,14 @@ final class LogShipper {
     /** Records what the server holds; a stream of an ended job that the server holds completely is done. */
     synchronized void acknowledge(List<LogOffset> acks) throws IOException {
         for (LogOffset a : acks) {
-            StreamKey k = new StreamKey(new JobKey(a.jobId(), a.attempt(), a.submittedMs()), a.stream());
-            acked.computeIfPresent(k, (key, old) -> Math.max(old, a.offset()));
+            JobKey job = new JobKey(a.jobId(), a.attempt(), a.submittedMs());
+            // an acknowledgement without the submit instant (a server of the release before it) is about that id's attempt
+            for (Map.Entry<StreamKey, Long> e : acked.entrySet()) {
+                StreamKey k = e.getKey();
+                if (k.stream() == a.stream() && (a.submittedMs() == null ? k.job().sameAttempt(job) : k.job().equals(job))) {
+                    e.setValue(Math.max(e.getValue(), a.offset()));
+                }
+            }
         }
         acked.entrySet().removeIf(e -> store.find(e.getKey().job()).isEmpty() || endSent.contains(e.getKey()) && complete(e.getKey(), e.getValue()));
         endSent.retainAll(acked.keySet());

@@ -16,13 +16,13 @@ public final class AgentProtocolVersion {
     /**
      * The version this build speaks. 2: launches carry a time limit the agent must enforce, and reports may say TIMEOUT
      * (an agent of version 1 would run such a job without its limit; a server of version 1 cannot read the phase).
-     * 3: an attempt is named by its job's submit instant too ({@code submitted_ms}, {@link JobKey}): a listed attempt
-     * whose id and number the agent ran for another job is a new one to start, and that other job's attempt is not
-     * wanted (an agent of version 2 would keep the old one running and never start the new one); the server takes a
-     * report about an attempt only for the job it names (a server of version 2 would apply an old job's report to the new
-     * job of its id).
+     *
+     * <p>The job's submit instant ({@code submitted_ms} in launches, statuses, running attempts and output; {@link JobKey})
+     * came later without a new version: where one end does not send it, the other treats the attempt as before (named by
+     * job id and attempt alone), so an end of the release before it and one of this release do together exactly what two
+     * ends of that release did. Raising the version would have cut every agent not yet upgraded off its upgraded server.
      */
-    public static final int CURRENT = 3;
+    public static final int CURRENT = 2;
     /** What an end that announces no version speaks: the protocol before versions were announced. */
     public static final int UNANNOUNCED = 1;
     public static final String HEADER = "Gpupool-Agent-Protocol";

@@ -7,9 +7,9 @@ package io.gpupool.agent.protocol;
  *
  * <p>{@code submittedMs}, the job's submit instant on the server, tells two jobs of one id apart: a server whose store
  * was restored from a backup numbers new jobs on from the backup's last id and so gives out again the ids of jobs
- * submitted after the backup, but never with their submit instants (those lie before the restore). Null: not known, in
- * the attempt directories an agent of protocol version 2 wrote; such a key stands for any job of its id and attempt
- * ({@link #matches}), as that agent treated it.
+ * submitted after the backup, but never with their submit instants (those lie before the restore). Null: not known (the
+ * attempt directories of an agent from before the instant was sent, the launches of a server from before it); such a key
+ * stands for any job of its id and attempt ({@link #matches}), as those releases treated it.
  */
 public record JobKey(String jobId, int attempt, Long submittedMs) implements Comparable<JobKey> {
     public JobKey {

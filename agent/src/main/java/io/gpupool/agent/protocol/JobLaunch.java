@@ -27,8 +27,8 @@ import java.util.Set;
  *                a restarted agent still enforces it
  * @param submittedMs the job's submit instant on the server (epoch ms): with the id it names the job, so an attempt
  *                directory of an earlier job that had the same id (before the server's store was restored from a
- *                backup) is not taken for this one's ({@link JobKey}). Null in the launch records an agent of protocol
- *                version 2 wrote
+ *                backup) is not taken for this one's ({@link JobKey}). Null from a server, and in the launch records of an
+ *                agent, of a release before the instant was sent
  */
 public record JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir,
                         List<GrantedGpu> gpus, @JsonInclude(JsonInclude.Include.NON_NULL) HostResources host, String runAs,

@@ -17,7 +17,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param message     the reason or warning in words
  * @param submittedMs the submit instant of the job the attempt belongs to ({@link JobKey}): the server applies the
  *                    report only to the job of that id submitted then; null when the agent does not know it (an attempt
- *                    an agent of protocol version 2 started)
+ *                    whose launch did not name it, or one an agent of an earlier release started)
  */
 public record JobStatusReport(long seq, String jobId, int attempt, JobPhase phase, Integer exitCode, Long pid,
                               Long startedAtMs, Long endedAtMs, String message,

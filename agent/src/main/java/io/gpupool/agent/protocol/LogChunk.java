@@ -10,8 +10,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param data     the bytes (base64 in JSON)
  * @param complete the attempt has ended and this chunk reaches the end of its stream
  * @param submittedMs the submit instant of the attempt's job ({@link JobKey}): the server keeps the output only for
- *                 the job of that id submitted then; null when not known (an attempt an agent of protocol version 2
- *                 started)
+ *                 the job of that id submitted then; null when not known (an attempt whose launch did not name it: from
+ *                 a server, or started by an agent, of a release before the instant was sent)
  */
 public record LogChunk(String jobId, int attempt, LogStream stream, long offset, byte[] data, boolean complete,
                        @JsonInclude(JsonInclude.Include.NON_NULL) Long submittedMs) {

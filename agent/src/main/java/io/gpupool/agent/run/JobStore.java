@@ -25,8 +25,9 @@ import java.util.stream.Stream;
  *
  * <p>A directory is named by the job id, the attempt and the job's submit instant ({@code j57.1@1733150000000}): a job
  * that reuses an id after the server's store was restored from a backup gets a directory of its own, while an attempt
- * of the same job is refused. A directory without the instant ({@code j57.1}) was made by an agent of protocol version
- * 2; it stands for any job of that id and attempt (as that agent treated it), so it blocks every such launch.
+ * of the same job is refused. A directory without the instant ({@code j57.1}) was made by an agent of an earlier
+ * release, or for a launch that named no instant (a server of an earlier release); it stands for any job of that id and
+ * attempt (as those releases treated it), so it blocks every such launch.
  */
 public final class JobStore {
 
@@ -140,7 +141,7 @@ public final class JobStore {
         return key.submittedMs() == null ? legacy : legacy + INSTANT + key.submittedMs();
     }
 
-    /** The name an agent of protocol version 2 gave the attempt's directory (it did not know the submit instant). */
+    /** The name an agent of an earlier release gave the attempt's directory (it did not know the submit instant). */
     static String legacyName(JobKey key) {
         String id = key.jobId();
         String safe = id.replaceAll("[^A-Za-z0-9._-]", "_");

@@ -40,6 +40,8 @@ final class InMemoryServerLink implements ServerLink {
     long nodeLostTimeoutMs = 0;
     /** The node's lease epoch: a report under an older one is answered but not applied (the node was declared lost). */
     long leaseEpoch = 0;
+    /** Acknowledge output without the submit instant, as a server of the release before it does. */
+    boolean acksWithoutInstant;
     /** How long each answer takes to arrive after the request was sent (a slow network). */
     long answerDelayMs = 0;
     private DesiredState desired = new DesiredState(0, List.of());
@@ -91,7 +93,7 @@ final class InMemoryServerLink implements ServerLink {
             else if (c.offset() + c.data().length > held.size() && c.offset() < held.size()) {
                 held.write(c.data(), (int) (held.size() - c.offset()), (int) (c.offset() + c.data().length - held.size()));
             }
-            acks.add(new LogOffset(c.jobId(), c.attempt(), c.stream(), held.size(), c.submittedMs()));
+            acks.add(new LogOffset(c.jobId(), c.attempt(), c.stream(), held.size(), acksWithoutInstant ? null : c.submittedMs()));
         }
         ReportResponse answer = new ReportResponse(highestSeq, sendDesired || report.appliedDesiredVersion() < desired.version() ? desired : null,
                 acks, leaseEpoch, nodeLostTimeoutMs);

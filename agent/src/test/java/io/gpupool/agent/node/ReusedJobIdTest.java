@@ -179,7 +179,7 @@ class ReusedJobIdTest {
     @Test
     void anOlderAgentsAttemptStandsForEveryJobOfItsIdAndAttempt() throws Exception {
         NodeAgent a = agent();
-        // what an agent of protocol version 2 started: the launches name no submit instant
+        // what an agent of the release before started: the launches name no submit instant
         server.want(1, List.of(job("j8", null, "sleep 30", a), job("j9", null, "echo legacy", a)));
         tickUntil(a, () -> ended("j9", null));
         a.tick();
@@ -202,6 +202,17 @@ class ReusedJobIdTest {
                 .as("an older agent's end may be another job's: not reported for this one").isEmpty();
         assertThat(lines("launches.txt")).containsExactlyInAnyOrder("j8", "j9");
         assertThat(upgraded.runner().running()).extracting(r -> r.key()).containsExactly(new JobKey("j8", 1));
+    }
+
+    @Test
+    void outputAcknowledgedWithoutTheSubmitInstantByAnOlderServerIsDoneWith() throws Exception {
+        NodeAgent a = agent();
+        server.acksWithoutInstant = true;
+        server.want(1, List.of(job("j3", 1000L, "echo out", a)));
+        tickUntil(a, () -> ended("j3", 1000L) && server.log("j3", 1, 1000L, LogStream.STDOUT).equals("out\n"));
+        a.tick();
+        a.tick();
+        assertThat(server.reports.getLast().logs()).as("nothing sent again").isEmpty();
     }
 
     @Test

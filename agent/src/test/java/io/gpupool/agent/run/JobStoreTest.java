@@ -61,7 +61,7 @@ class JobStoreTest {
 
     @Test
     void anOlderAgentsDirectoryBlocksEveryJobOfItsIdAndAttempt() throws Exception {
-        // as an agent of protocol version 2 left it: no instant in the name or in launch.json
+        // as an agent of the release before left it: no instant in the name or in launch.json
         Path old = Files.createDirectories(work.resolve("jobs/j9.1"));
         Files.writeString(old.resolve("launch.json"), """
                 {"job_id":"j9","attempt":1,"command":["true"],"env":{},"work_dir":null,"gpus":[],"run_as":null}""");
