@@ -84,25 +84,25 @@ class InstallDocTest {
 
             Bundles.needTool(onPath("sqlite3"), "sqlite3 is not installed: the page's SQLite backup and restore were not run (apt-get install sqlite3)");
             step(lab, doc, run, "backup");
-            // a job after the backup, which the restored store does not know. It waits on a cordoned node: a job that
-            // reached the agent would leave its attempt directory there, and the restored server, numbering jobs from
-            // the backup's last, would give its id to the next job, which that agent then never starts (the page says so).
-            String node = api(lab, "/api/v1/nodes").path("nodes").path(0).path("name").asText();
-            lab.run("cordon", "curl -fsS -X POST --cacert $GPUPOOL_CA -H \"Authorization: Bearer $GPUPOOL_TOKEN\" $GPUPOOL_SERVER/api/v1/nodes/"
-                    + node + "/cordon\n").orFail("cordoning " + node);
-            lab.run("after backup", "GPUPOOL_TOKEN=$MEMBER gpupool submit --gpus 1 --name later -- true\n").orFail("submitting j3");
-            assertThat(job(lab, "j3").path("state").asText()).isEqualTo("PENDING");
+            // a job after the backup, which the restored store does not know: it runs on the agent, which keeps its attempt
+            // directory, and the restored server, numbering jobs from the backup's last, gives its id to the next job
+            lab.run("after backup", "GPUPOOL_TOKEN=$MEMBER gpupool submit --gpus 1 --name later -- sh -c 'echo later; exit 3'\n")
+                    .orFail("submitting j3");
+            awaitState(lab, "j3", "FAILED");
             step(lab, doc, run, "restore");
             Lab.Result gone = lab.run("GET j3", "curl -sS -o /dev/null -w '%{http_code}' --cacert $GPUPOOL_CA -H \"Authorization: Bearer $GPUPOOL_TOKEN\" "
                     + "$GPUPOOL_SERVER/api/v1/jobs/j3\n").orFail("GET j3");
             assertThat(gone.stdout()).as("j3 after the restore").isEqualTo("404");
             assertThat(job(lab, "j2").path("state").asText()).isEqualTo("SUCCEEDED");
-            // the restored pool runs new work
+            // the restored pool runs new work, also a job given j3's id again on the agent that ran the old j3 (the page says so)
             Lab.Result again = lab.run("after restore", "GPUPOOL_TOKEN=$MEMBER gpupool submit --gpus 1 --name again -- echo again\n")
                     .orFail("submitting after the restore");
             Matcher id = Pattern.compile("submitted (j\\d+)").matcher(again.stdout());
             assertThat(id.find()).as(again.stdout()).isTrue();
-            awaitState(lab, id.group(1), "SUCCEEDED");
+            assertThat(id.group(1)).as("the restored store gives out j3 again").isEqualTo("j3");
+            JsonNode reused = awaitState(lab, "j3", "SUCCEEDED");
+            assertThat(reused.path("exitCode").asInt()).as("the new j3's exit code, not the old one's").isZero();
+            assertThat(lab.run("logs j3", "GPUPOOL_TOKEN=$MEMBER gpupool logs j3\n").orFail("logs j3").stdout()).isEqualTo("again\n");
 
             assertThat(run).as("every step of docs/install.md is run").containsExactlyElementsOf(doc.steps().keySet());
         }

@@ -126,7 +126,7 @@ class AgentEndToEndTest {
                 try (Stream<Path> d = Files.list(dir.resolve(e).resolve("jobs"))) {
                     for (Path p : d.toList()) {
                         dirs++;
-                        String jobId = p.getFileName().toString().replaceAll("\\.\\d+$", "");
+                        String jobId = p.getFileName().toString().replaceAll("\\.\\d+@\\d+$", ""); // id.attempt@submit-instant
                         assertThat(runs).as("job directory " + p).anyMatch(r -> r.jobId().equals(jobId) && r.node().equals(e));
                     }
                 }

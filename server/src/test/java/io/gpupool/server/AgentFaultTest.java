@@ -166,7 +166,7 @@ class AgentFaultTest {
             waitFor(Duration.ofSeconds(30), "the paused node's jobs are given up",
                     () -> phase4.stream().allMatch(id -> rig.job(id).path("attempt").asInt() == 2));
             for (String id : phase4) {
-                assertThat(dir.resolve("f-l40s-1/jobs/" + id + ".1/fenced")).as(id + ": the keeper stopped attempt 1").exists();
+                assertThat(rig.attemptDir("f-l40s-1", id, 1).resolve("fenced")).as(id + ": the keeper stopped attempt 1").exists();
             }
             FaultRig.signal(l40s1, "CONT");
             rig.openGate("4");
@@ -193,7 +193,7 @@ class AgentFaultTest {
             waitFor(Duration.ofSeconds(30), "the dead node's jobs are given up",
                     () -> phase5.stream().allMatch(id -> rig.job(id).path("attempt").asInt() == 2));
             for (String id : phase5) {
-                assertThat(dir.resolve("f-a100/jobs/" + id + ".1/fenced")).as(id + ": the keeper stopped attempt 1").exists();
+                assertThat(rig.attemptDir("f-a100", id, 1).resolve("fenced")).as(id + ": the keeper stopped attempt 1").exists();
             }
             rig.startAgent(List.of(), "f-a100", "8xA100-80GB", rig.base, "a100-3.log");
             rig.openGate("5");

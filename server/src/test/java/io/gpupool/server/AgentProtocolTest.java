@@ -95,6 +95,43 @@ class AgentProtocolTest {
     }
 
     @Test
+    void a_launch_names_its_jobs_submit_instant_and_reports_about_another_job_of_that_id_change_nothing() throws Exception {
+        TestNode n = new TestNode(s.base, join, "proto-instant", "1xA10");
+        n.register();
+        String id = submit("A10");
+        long submitted = job(id).path("submittedMs").asLong();
+        JobLaunch l = n.launch(id);
+        assertThat(l.submittedMs()).isEqualTo(submitted);
+        n.report(n.status(id, 1, JobPhase.RUNNING, null).withSubmittedMs(submitted));
+        assertThat(job(id).path("attempts").get(0).path("pid").asLong()).isEqualTo(4242L);
+
+        // what an agent says of attempt 1 of an earlier job with this id (before a restore of the store): nothing changes
+        long earlier = submitted - 60_000;
+        JobStatusReport started = new JobStatusReport(n.nextSeq++, id, 1, JobPhase.RUNNING, null, 999L, 1L, null, "started", earlier);
+        JobStatusReport failed = new JobStatusReport(n.nextSeq++, id, 1, JobPhase.FAILED, 7, null, 1L, 2L, "exit code 7", earlier);
+        LogChunk output = new LogChunk(id, 1, LogStream.STDOUT, 0, "old job\n".getBytes(StandardCharsets.UTF_8), true, earlier);
+        ReportResponse r = n.report(List.of(started, failed), List.of(output), List.of(), 0);
+        assertThat(r.ackedStatusSeq()).as("taken, so the agent forgets them").isEqualTo(failed.seq());
+        assertThat(r.logAcks()).containsExactly(new LogOffset(id, 1, LogStream.STDOUT, 8, earlier));
+        JsonNode j = job(id);
+        assertThat(j.path("state").asText()).isEqualTo("RUNNING");
+        assertThat(j.path("attempts").get(0).path("state").asText()).isEqualTo("RUNNING");
+        assertThat(j.path("attempts").get(0).path("pid").asLong()).isEqualTo(4242L);
+        assertThat(s.get("/api/v1/jobs/" + id + "/logs", team).body().path("length").asLong()).isZero();
+
+        // the job's own end and output count
+        LogChunk own = new LogChunk(id, 1, LogStream.STDOUT, 0, "new job\n".getBytes(StandardCharsets.UTF_8), true, submitted);
+        r = n.report(List.of(n.status(id, 1, JobPhase.SUCCEEDED, 0).withSubmittedMs(submitted)), List.of(own), List.of(), 0);
+        assertThat(r.logAcks()).containsExactly(new LogOffset(id, 1, LogStream.STDOUT, 8, submitted));
+        assertThat(job(id).path("state").asText()).isEqualTo("SUCCEEDED");
+        assertThat(s.get("/api/v1/jobs/" + id + "/logs", team).body().path("text").asText()).isEqualTo("new job\n");
+        // and a late report about the earlier job does not touch the ended attempt's row either
+        n.report(new JobStatusReport(n.nextSeq++, id, 1, JobPhase.RUNNING, null, 555L, 1L, null, "started", earlier));
+        assertThat(job(id).path("attempts").get(0).path("pid").asLong()).isEqualTo(4242L);
+        assertThat(job(id).path("attempts").get(0).path("exitCode").asInt()).isZero();
+    }
+
+    @Test
     void a_waiting_report_returns_as_soon_as_the_node_gets_work(@TempDir Path other) throws Exception {
         // a server that holds a report with nothing to say for up to 10 s
         try (TestServer slow = TestServer.start(TestServer.options(other).withCluster(null).withAgents(new AgentSettings(10_000, 60_000)))) {

@@ -319,6 +319,11 @@ final class FaultRig implements AutoCloseable {
         return out;
     }
 
+    /** The directory the agent of {@code node} keeps for an attempt of the job: id, attempt and the job's submit instant. */
+    Path attemptDir(String node, String id, int attempt) {
+        return dir.resolve(node).resolve("jobs").resolve(id + "." + attempt + "@" + job(id).path("submittedMs").asLong());
+    }
+
     /** The node the job's first attempt was placed on. */
     String firstNode(String id) {
         return job(id).path("attempts").get(0).path("node").asText();

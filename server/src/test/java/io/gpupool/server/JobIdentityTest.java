@@ -80,7 +80,7 @@ class JobIdentityTest {
             String jobA = s.post("/api/v1/jobs", tokenA, Map.of("numGpus", 1, "command", List.of("sh", "-c",
                     "echo secret-of-a > secret.txt; echo output-of-a; echo \"uid=$(id -u) home=$HOME\"; exec sleep 120"))).text("id");
             assertThat(s.get("/api/v1/jobs/" + jobA, tokenA).body().path("runAs").asText()).isEqualTo(userA);
-            Path dirA = work.resolve("jobs").resolve(jobA + ".1");
+            Path dirA = work.resolve("jobs").resolve(jobA + ".1@" + s.get("/api/v1/jobs/" + jobA, ADMIN).body().path("submittedMs").asLong());
             TestServer.eventually(Duration.ofSeconds(30), "A's job runs", () -> logs(s, tokenA, jobA).contains("uid="));
             assertThat(logs(s, tokenA, jobA)).contains("uid=" + uidA + " home=/nonexistent-" + userA);
             long sleepOfA = processOf(uidA, "sleep").orElseThrow(() -> new AssertionError("A's sleep is not running as " + userA));

@@ -200,6 +200,10 @@ final class BatchSql {
         }
     }
 
+    /** An attempt update's guard: where it names a submit instant, only the attempt of the job submitted then changes. */
+    private static final String OF_THE_JOB_SUBMITTED_THEN = " AND (CAST(? AS BIGINT) IS NULL OR EXISTS (SELECT 1 FROM jobs "
+            + "WHERE jobs.id = job_attempts.job_id AND jobs.submitted_ms = CAST(? AS BIGINT)))";
+
     /**
      * Start reports (RUNNING) first, then the others in hand-in order. RUNNING replaces only ASSIGNED but
      * always records pid and start time; any other state applies only to an attempt that has not ended, except
@@ -210,11 +214,12 @@ final class BatchSql {
         try (PreparedStatement started = c.prepareStatement("UPDATE job_attempts SET "
                 + "state = CASE WHEN state = 'ASSIGNED' THEN 'RUNNING' ELSE state END, pid = COALESCE(?, pid), started_ms = COALESCE(?, started_ms), "
                 + "message = CASE WHEN state IN ('ASSIGNED', 'RUNNING') THEN COALESCE(?, message) ELSE message END "
-                + "WHERE job_id = ? AND attempt = ? AND node = ?");
+                + "WHERE job_id = ? AND attempt = ? AND node = ?" + OF_THE_JOB_SUBMITTED_THEN);
              PreparedStatement other = c.prepareStatement("UPDATE job_attempts SET state = ?, pid = COALESCE(?, pid), "
                 + "started_ms = COALESCE(?, started_ms), ended_ms = COALESCE(?, ended_ms), exit_code = COALESCE(?, exit_code), "
                 + "message = COALESCE(?, message) WHERE job_id = ? AND attempt = ? AND node = ? "
-                + "AND (state IN ('ASSIGNED', 'RUNNING', 'STOPPING') OR (state = 'LOST' AND CAST(? AS VARCHAR(16)) IN ('SUCCEEDED', 'FAILED', 'STOPPED', 'TIMEOUT')))")) {
+                + "AND (state IN ('ASSIGNED', 'RUNNING', 'STOPPING') OR (state = 'LOST' AND CAST(? AS VARCHAR(16)) IN ('SUCCEEDED', 'FAILED', 'STOPPED', 'TIMEOUT')))"
+                + OF_THE_JOB_SUBMITTED_THEN)) {
             int nStarted = 0;
             int nOther = 0;
             for (AttemptUpdate u : updates) {
@@ -225,6 +230,8 @@ final class BatchSql {
                     started.setString(4, u.jobId());
                     started.setInt(5, u.attempt());
                     started.setString(6, u.node());
+                    setLong(started, 7, u.submittedMs());
+                    setLong(started, 8, u.submittedMs());
                     started.addBatch();
                     nStarted++;
                 } else {
@@ -238,6 +245,8 @@ final class BatchSql {
                     other.setInt(8, u.attempt());
                     other.setString(9, u.node());
                     other.setString(10, u.state());
+                    setLong(other, 11, u.submittedMs());
+                    setLong(other, 12, u.submittedMs());
                     other.addBatch();
                     nOther++;
                 }

@@ -115,7 +115,19 @@ public final class Store implements AutoCloseable {
 
     /** Whether the server placed this attempt on this node. */
     public boolean attemptExists(String jobId, int attempt, String node) {
+        return attemptExists(jobId, attempt, node, null);
+    }
+
+    /**
+     * Whether the server placed this attempt on this node, of the job submitted at {@code submittedMs} (null: of whichever
+     * job has the id). A store restored from a backup gives out again the ids of jobs submitted after the backup.
+     */
+    public boolean attemptExists(String jobId, int attempt, String node, Long submittedMs) {
         try (Connection c = db.connection()) {
+            if (submittedMs != null) {
+                return !query(c, "SELECT 1 FROM job_attempts a JOIN jobs j ON j.id = a.job_id WHERE a.job_id = ? AND a.attempt = ? "
+                        + "AND a.node = ? AND j.submitted_ms = ?", rs -> 1, jobId, attempt, node, submittedMs).isEmpty();
+            }
             return !query(c, "SELECT 1 FROM job_attempts WHERE job_id = ? AND attempt = ? AND node = ?", rs -> 1, jobId, attempt, node).isEmpty();
         } catch (SQLException e) {
             throw new StoreException("cannot read the attempts of " + jobId, e);

@@ -185,6 +185,30 @@ abstract class StoreContractTest {
     }
 
     @Test
+    void an_attempt_update_naming_another_jobs_submit_instant_changes_nothing() {
+        // j1 was submitted at 1001; an agent reports about attempt 1 of an earlier j1 (submitted at 500, before a restore)
+        commit(new Write.InsertJob(job(1, "t", null)),
+                new Write.InsertAttempt(new AttemptRow("j1", 1, "n1", "[]", 10, "ASSIGNED", null, null, null, null, null)));
+        commit(new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "RUNNING", 99L, 5L, null, null, "started", 500L)),
+                new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "FAILED", null, 5L, 6L, 7, "exit code 7", 500L)));
+        assertThat(store.attempts("j1")).singleElement().satisfies(a -> {
+            assertThat(a.state()).isEqualTo("ASSIGNED");
+            assertThat(a.pid()).isNull();
+        });
+        assertThat(store.attemptExists("j1", 1, "n1", 500L)).isFalse();
+        assertThat(store.attemptExists("j1", 1, "n1", 1001L)).isTrue();
+        assertThat(store.attemptExists("j1", 1, "n1", null)).isTrue();
+        // its own reports, and those that name no instant (an older agent), apply
+        commit(new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "RUNNING", 42L, 11L, null, null, "started", 1001L)),
+                new Write.UpdateAttempt(new AttemptUpdate("j1", 1, "n1", "SUCCEEDED", null, null, 20L, 0, "exit code 0")));
+        assertThat(store.attempts("j1")).singleElement().satisfies(a -> {
+            assertThat(a.state()).isEqualTo("SUCCEEDED");
+            assertThat(a.pid()).isEqualTo(42L);
+            assertThat(a.exitCode()).isZero();
+        });
+    }
+
+    @Test
     void attempts_keep_the_agents_report_and_a_late_start_never_reopens_an_end() {
         commit(new Write.InsertJob(job(1, "t", null)),
                 new Write.InsertAttempt(new AttemptRow("j1", 1, "n1", "[]", 10, "ASSIGNED", null, null, null, null, null)),

@@ -27,16 +27,23 @@ final class LogShipper {
 
     /** One stream of one attempt. */
     record StreamKey(JobKey job, LogStream stream) {
+        /** {@code JOB#ATTEMPT/STREAM}, with {@code @SUBMITTED_MS} after the attempt where the job's submit instant is known. */
         String text() {
-            return job.jobId() + "#" + job.attempt() + "/" + stream;
+            return job.jobId() + "#" + job.attempt() + (job.submittedMs() == null ? "" : "@" + job.submittedMs()) + "/" + stream;
         }
 
-        /** Parses {@link #text()}; the job id may itself hold '#' or '/', so it is parsed from the end. */
+        /**
+         * Parses {@link #text()}, also an older agent's (without the instant); the job id may itself hold '#', '@' or '/', so
+         * it is parsed from the end.
+         */
         static StreamKey parse(String s) {
             int slash = s.lastIndexOf('/');
             int hash = s.lastIndexOf('#', slash);
-            return new StreamKey(new JobKey(s.substring(0, hash), Integer.parseInt(s.substring(hash + 1, slash))),
-                    LogStream.valueOf(s.substring(slash + 1)));
+            String attempt = s.substring(hash + 1, slash);
+            int at = attempt.indexOf('@');
+            JobKey job = at < 0 ? new JobKey(s.substring(0, hash), Integer.parseInt(attempt))
+                    : new JobKey(s.substring(0, hash), Integer.parseInt(attempt.substring(0, at)), Long.parseLong(attempt.substring(at + 1)));
+            return new StreamKey(job, LogStream.valueOf(s.substring(slash + 1)));
         }
     }
 
@@ -76,7 +83,7 @@ final class LogShipper {
                 boolean complete = ended && c.atEnd();
                 // an empty chunk only to say "complete", so the server knows the stream has ended (even an empty one)
                 if (c.data().length == 0 && !complete) continue;
-                out.add(new LogChunk(k.job().jobId(), k.job().attempt(), k.stream(), c.offset(), c.data(), complete));
+                out.add(new LogChunk(k.job().jobId(), k.job().attempt(), k.stream(), c.offset(), c.data(), complete, k.job().submittedMs()));
                 if (complete) endSent.add(k);
                 else endSent.remove(k);
                 left -= Math.max(1, c.data().length);
@@ -90,8 +97,14 @@ final class LogShipper {
     /** Records what the server holds; a stream of an ended job that the server holds completely is done. */
     synchronized void acknowledge(List<LogOffset> acks) throws IOException {
         for (LogOffset a : acks) {
-            StreamKey k = new StreamKey(new JobKey(a.jobId(), a.attempt()), a.stream());
-            acked.computeIfPresent(k, (key, old) -> Math.max(old, a.offset()));
+            JobKey job = new JobKey(a.jobId(), a.attempt(), a.submittedMs());
+            // an acknowledgement without the submit instant (a server of the release before it) is about that id's attempt
+            for (Map.Entry<StreamKey, Long> e : acked.entrySet()) {
+                StreamKey k = e.getKey();
+                if (k.stream() == a.stream() && (a.submittedMs() == null ? k.job().sameAttempt(job) : k.job().equals(job))) {
+                    e.setValue(Math.max(e.getValue(), a.offset()));
+                }
+            }
         }
         acked.entrySet().removeIf(e -> store.find(e.getKey().job()).isEmpty() || endSent.contains(e.getKey()) && complete(e.getKey(), e.getValue()));
         endSent.retainAll(acked.keySet());

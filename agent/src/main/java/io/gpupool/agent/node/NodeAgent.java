@@ -373,7 +373,7 @@ public final class NodeAgent implements AutoCloseable {
     private List<RunningJobInfo> runningInfo() {
         return runner.running().stream()
                 .sorted(Comparator.comparing(RunningJob::key))
-                .map(j -> new RunningJobInfo(j.key().jobId(), j.key().attempt(), j.pid(), j.startedAtMs(), j.stopping()))
+                .map(j -> new RunningJobInfo(j.key().jobId(), j.key().attempt(), j.pid(), j.startedAtMs(), j.stopping(), j.key().submittedMs()))
                 .toList();
     }
 

@@ -6,16 +6,21 @@ import io.gpupool.agent.protocol.JobKey;
 import io.gpupool.agent.protocol.JobLaunch;
 import io.gpupool.agent.protocol.JobPhase;
 import io.gpupool.agent.protocol.JobStatusReport;
+import io.gpupool.agent.run.JobDirectory;
 import io.gpupool.agent.run.JobEnd;
 import io.gpupool.agent.run.JobRunner;
 import io.gpupool.agent.run.RunningJob;
 import io.gpupool.model.GpuShare;
 
 import java.io.IOException;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -31,9 +36,12 @@ import java.util.function.BooleanSupplier;
  *   <li>a desired state older than the newest one applied is ignored (a late message cannot undo a newer
  *       decision); the same version again changes nothing;</li>
  *   <li>an attempt is started only if no directory of it exists ({@link io.gpupool.agent.run.JobStore}):
- *       one that ran before, however it ended, is never started again;</li>
- *   <li>what runs and is not desired is stopped;</li>
- *   <li>an attempt waits while an older attempt of the same job is still stopping, or while a job being
+ *       one that ran before, however it ended, is never started again (its recorded end is reported again instead,
+ *       for a server that lost it with a restored store);</li>
+ *   <li>what runs and is not desired is stopped, also an attempt whose job id and number the server now gives a job
+ *       submitted at another instant (a restored store gives out again the ids of jobs submitted after its backup);</li>
+ *   <li>an attempt waits while an older attempt of the same job (or an attempt of an earlier job with its id) is still
+ *       stopping, or while a job being
  *       stopped still holds a GPU it is granted exclusively (or one it would share with an exclusive
  *       holder): the server reassigns GPUs when it decides, the processes free them a grace period later;</li>
  *   <li>nothing starts while the node's lease has run out ({@link Lease}): the server may have declared the node
@@ -54,6 +62,8 @@ public final class Reconciler implements JobRunner.Listener {
     private JobRunner runner;
     private DesiredState last;
     private volatile boolean someWaiting;
+    /** Ended attempts whose end was reported again, with the desired-state version that listed them. */
+    private final Map<JobKey, Long> endReportedAgain = new HashMap<>();
 
     /**
      * @param background where an ended job triggers another pass for the attempts waiting on it
@@ -94,17 +104,26 @@ public final class Reconciler implements JobRunner.Listener {
         Map<JobKey, JobLaunch> wanted = new LinkedHashMap<>();
         for (JobLaunch l : last.jobs()) wanted.putIfAbsent(l.key(), l);
         List<JobKey> stopped = new ArrayList<>();
-        for (RunningJob r : runner.running()) {
-            if (!wanted.containsKey(r.key()) && !r.stopping()) {
-                runner.stop(r.key(), JobPhase.STOPPED, "stopped: the server no longer wants it (desired state " + last.version() + ")");
-                stopped.add(r.key());
-            }
+        List<RunningJob> running = List.copyOf(runner.running());
+        for (RunningJob r : running) {
+            if (r.stopping() || wanted.containsKey(r.key())) continue;
+            JobLaunch sameAttempt = sameAttempt(wanted.values(), r.key());
+            if (sameAttempt != null && sameAttempt.key().matches(r.key())) continue; // one side does not know the submit instant: as before
+            runner.stop(r.key(), JobPhase.STOPPED, sameAttempt == null
+                    ? "stopped: the server no longer wants it (desired state " + last.version() + ")"
+                    : "stopped: the server no longer knows this job; its id and attempt now name a job submitted at "
+                    + Instant.ofEpochMilli(sameAttempt.submittedMs()) + " (was the server's store restored from a backup?)");
+            stopped.add(r.key());
         }
         List<JobLaunch> toStart = new ArrayList<>();
         Map<JobKey, String> waiting = new LinkedHashMap<>();
         for (JobLaunch l : wanted.values()) {
             JobKey key = l.key();
-            if (runner.get(key).isPresent() || runner.store().started(key)) continue;
+            if (running.stream().anyMatch(r -> r.key().matches(key))) continue;
+            if (runner.store().started(key)) {
+                reportEndAgain(key);
+                continue;
+            }
             String conflict = leaseValid.getAsBoolean() ? conflict(l) : LEASE_RAN_OUT;
             if (conflict != null) {
                 waiting.put(key, conflict);
@@ -113,6 +132,7 @@ public final class Reconciler implements JobRunner.Listener {
             toStart.add(l);
         }
         someWaiting = !waiting.isEmpty();
+        endReportedAgain.keySet().retainAll(wanted.keySet());
         return new Applied(last.version(), false, startAll(toStart), stopped, waiting);
     }
 
@@ -142,6 +162,37 @@ public final class Reconciler implements JobRunner.Listener {
         return started;
     }
 
+    /** The listed launch of the same job id and attempt number as {@code key}, of whichever job; null if none. */
+    private static JobLaunch sameAttempt(Collection<JobLaunch> wanted, JobKey key) {
+        for (JobLaunch l : wanted) if (l.key().sameAttempt(key)) return l;
+        return null;
+    }
+
+    /**
+     * The server lists an attempt that ran here and ended. That happens when its store was restored from a backup taken
+     * before the attempt ran (the job was queued then, or running): the server waits for an end it heard of and forgot.
+     * The attempt is not started again (at most once); its recorded end and its output are reported again, once per
+     * desired state that lists it, so the job ends as it did. An older agent's directory, which does not name its job,
+     * is not reported: its end may be another job's.
+     */
+    private void reportEndAgain(JobKey key) {
+        if (key.submittedMs() == null || endReportedAgain.get(key) instanceof Long v && v == last.version()) return;
+        if (statuses.pendingAbout(key)) return; // the server has yet to hear of the end: this desired state came before
+        Optional<JobDirectory> dir = runner.store().find(key);
+        if (dir.isEmpty()) return;
+        Optional<JobEnd> end;
+        try {
+            end = dir.get().outcome();
+        } catch (IOException e) {
+            return; // unreadable now; the next desired state tries again
+        }
+        if (end.isEmpty()) return; // not ended: it runs, or a restarted agent has yet to recover it
+        endReportedAgain.put(key, last.version());
+        logs.track(key);
+        JobEnd e = end.get();
+        statuses.add(key, e.phase(), e.exitCode(), null, e.startedAtMs(), e.endedAtMs(), e.message());
+    }
+
     static final String LEASE_RAN_OUT = "the node's lease has run out: nothing starts until the server applies a report again";
 
     /** Starts the attempt if the lease is still valid at this very moment (a start may wait in the pool); else null. */
@@ -157,7 +208,12 @@ public final class Reconciler implements JobRunner.Listener {
     private String conflict(JobLaunch l) {
         List<RunningJob> running = List.copyOf(runner.running());
         for (RunningJob r : running) {
-            if (r.key().jobId().equals(l.jobId())) return "attempt " + r.key().attempt() + " of the job is still running";
+            if (!r.key().jobId().equals(l.jobId())) continue;
+            if (r.key().submittedMs() == null || l.submittedMs() == null || r.key().submittedMs().equals(l.submittedMs())) {
+                return "attempt " + r.key().attempt() + " of the job is still running";
+            }
+            return "attempt " + r.key().attempt() + " of an earlier job with this id (submitted at "
+                    + Instant.ofEpochMilli(r.key().submittedMs()) + ") is still stopping";
         }
         for (GrantedGpu mine : l.gpus()) {
             int milli = mine.milli();

@@ -51,7 +51,7 @@ public final class StatusBuffer {
     public synchronized JobStatusReport add(JobKey key, JobPhase phase, Integer exitCode, Long pid, Long startedAtMs,
                                             Long endedAtMs, String message) {
         JobStatusReport r = new JobStatusReport(nextSeq, key.jobId(), key.attempt(), phase, exitCode, pid, startedAtMs,
-                endedAtMs, message);
+                endedAtMs, message, key.submittedMs());
         try {
             byte[] line = (AgentJson.MAPPER.writeValueAsString(r) + "\n").getBytes(StandardCharsets.UTF_8);
             Files.write(journal, line, StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
@@ -82,6 +82,12 @@ public final class StatusBuffer {
             out.add(r);
         }
         return out;
+    }
+
+    /** Whether a report about this attempt of this job waits for the server's acknowledgement. */
+    public synchronized boolean pendingAbout(JobKey key) {
+        for (JobStatusReport r : pending) if (r.key().equals(key)) return true;
+        return false;
     }
 
     public synchronized int size() {

@@ -16,6 +16,11 @@ public final class AgentProtocolVersion {
     /**
      * The version this build speaks. 2: launches carry a time limit the agent must enforce, and reports may say TIMEOUT
      * (an agent of version 1 would run such a job without its limit; a server of version 1 cannot read the phase).
+     *
+     * <p>The job's submit instant ({@code submitted_ms} in launches, statuses, running attempts and output; {@link JobKey})
+     * came later without a new version: where one end does not send it, the other treats the attempt as before (named by
+     * job id and attempt alone), so an end of the release before it and one of this release do together exactly what two
+     * ends of that release did. Raising the version would have cut every agent not yet upgraded off its upgraded server.
      */
     public static final int CURRENT = 2;
     /** What an end that announces no version speaks: the protocol before versions were announced. */

@@ -25,13 +25,18 @@ import java.util.Set;
  * @param timeLimitMs how long the attempt may run, from its start on the node; at the limit the agent stops it (SIGTERM,
  *                the grace, SIGKILL) and reports TIMEOUT. Null = no limit. Kept in the job directory's launch record, so
  *                a restarted agent still enforces it
+ * @param submittedMs the job's submit instant on the server (epoch ms): with the id it names the job, so an attempt
+ *                directory of an earlier job that had the same id (before the server's store was restored from a
+ *                backup) is not taken for this one's ({@link JobKey}). Null from a server, and in the launch records of an
+ *                agent, of a release before the instant was sent
  */
 public record JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir,
                         List<GrantedGpu> gpus, @JsonInclude(JsonInclude.Include.NON_NULL) HostResources host, String runAs,
-                        @JsonInclude(JsonInclude.Include.NON_NULL) Long timeLimitMs) {
+                        @JsonInclude(JsonInclude.Include.NON_NULL) Long timeLimitMs,
+                        @JsonInclude(JsonInclude.Include.NON_NULL) Long submittedMs) {
 
     public JobLaunch {
-        JobKey key = new JobKey(jobId, attempt); // validates id and attempt
+        JobKey key = new JobKey(jobId, attempt, submittedMs); // validates id, attempt and submit instant
         String where = "job " + key;
         if (command == null || command.isEmpty() || command.getFirst() == null || command.getFirst().isBlank()) {
             throw new SpecException(where, "command", "must name a program to run");
@@ -55,18 +60,29 @@ public record JobLaunch(String jobId, int attempt, List<String> command, Map<Str
         }
     }
 
+    /** A launch of a job whose submit instant is not given (tests; see {@link JobKey}). */
+    public JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir,
+                     List<GrantedGpu> gpus, HostResources host, String runAs, Long timeLimitMs) {
+        this(jobId, attempt, command, env, workDir, gpus, host, runAs, timeLimitMs, null);
+    }
+
     /** A launch without a time limit. */
     public JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir,
                      List<GrantedGpu> gpus, HostResources host, String runAs) {
-        this(jobId, attempt, command, env, workDir, gpus, host, runAs, null);
+        this(jobId, attempt, command, env, workDir, gpus, host, runAs, null, null);
     }
 
     /** A launch without host resources (no CPU or memory limit) and without an account of its own. */
     public JobLaunch(String jobId, int attempt, List<String> command, Map<String, String> env, String workDir, List<GrantedGpu> gpus) {
-        this(jobId, attempt, command, env, workDir, gpus, null, null, null);
+        this(jobId, attempt, command, env, workDir, gpus, null, null, null, null);
     }
 
     public JobKey key() {
-        return new JobKey(jobId, attempt);
+        return new JobKey(jobId, attempt, submittedMs);
+    }
+
+    /** The same launch for a job submitted at {@code ms}. */
+    public JobLaunch withSubmittedMs(Long ms) {
+        return new JobLaunch(jobId, attempt, command, env, workDir, gpus, host, runAs, timeLimitMs, ms);
     }
 }

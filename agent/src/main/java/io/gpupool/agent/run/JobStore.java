@@ -14,6 +14,7 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
 
@@ -21,39 +22,70 @@ import java.util.stream.Stream;
  * The job directories under {@code WORKDIR/jobs}. Creating an attempt's directory is the agent's
  * at-most-once gate: the directory is created atomically, so an attempt whose directory exists is never
  * started again, whatever the server sends and however often.
+ *
+ * <p>A directory is named by the job id, the attempt and the job's submit instant ({@code j57.1@1733150000000}): a job
+ * that reuses an id after the server's store was restored from a backup gets a directory of its own, while an attempt
+ * of the same job is refused. A directory without the instant ({@code j57.1}) was made by an agent of an earlier
+ * release, or for a launch that named no instant (a server of an earlier release); it stands for any job of that id and
+ * attempt (as those releases treated it), so it blocks every such launch.
  */
 public final class JobStore {
 
+    /** Separates the submit instant in a directory's name; never part of the id's part (see {@link #dirName}). */
+    static final char INSTANT = '@';
+
     private final Path jobsDir;
+    /** The names of the directories under jobsDir, kept with every create and delete (one agent process owns them). */
+    private final ConcurrentSkipListSet<String> names = new ConcurrentSkipListSet<>();
 
     public JobStore(Path workDir) throws IOException {
         this.jobsDir = workDir.resolve("jobs");
         Files.createDirectories(jobsDir);
+        try (Stream<Path> s = Files.list(jobsDir)) {
+            s.filter(Files::isDirectory).forEach(p -> names.add(p.getFileName().toString()));
+        }
     }
 
-    /** The new directory of {@code launch}, with launch.json written; empty if this attempt was started before. */
-    Optional<JobDirectory> create(JobLaunch launch) throws IOException {
-        Path dir = jobsDir.resolve(dirName(launch.key()));
+    /**
+     * The new directory of {@code launch}, with launch.json written; empty if this attempt was started before (or, where
+     * the launch or a directory does not know its job's submit instant, an attempt of the same id and number).
+     */
+    synchronized Optional<JobDirectory> create(JobLaunch launch) throws IOException {
+        if (started(launch.key())) return Optional.empty();
+        String name = dirName(launch.key());
+        Path dir = jobsDir.resolve(name);
         try {
             Files.createDirectory(dir);
         } catch (FileAlreadyExistsException e) {
+            names.add(name);
             return Optional.empty();
         }
+        names.add(name);
         JobDirectory d = new JobDirectory(dir);
         try {
             d.writeLaunch(launch);
         } catch (IOException e) {
             Files.deleteIfExists(dir.resolve(JobDirectory.LAUNCH + ".tmp"));
             Files.deleteIfExists(dir); // nothing started: leave no trace, so the attempt can be asked for again
+            names.remove(name);
             throw e;
         }
         return Optional.of(d);
     }
 
+    /**
+     * Whether this attempt was started here: its own directory exists, or one that does not tell its job apart (made by
+     * an older agent), or, for a key without a submit instant, a directory of any job of that id and attempt.
+     */
     public boolean started(JobKey key) {
-        return Files.isDirectory(jobsDir.resolve(dirName(key)));
+        String legacy = legacyName(key);
+        if (names.contains(dirName(key)) || names.contains(legacy)) return true;
+        if (key.submittedMs() != null) return false;
+        String ofAnyJob = names.ceiling(legacy + INSTANT);
+        return ofAnyJob != null && ofAnyJob.startsWith(legacy + INSTANT);
     }
 
+    /** The directory of exactly this attempt of this job (for a key without a submit instant: the older agent's). */
     public Optional<JobDirectory> find(JobKey key) {
         Path dir = jobsDir.resolve(dirName(key));
         return Files.isDirectory(dir) ? Optional.of(new JobDirectory(dir)) : Optional.empty();
@@ -75,6 +107,7 @@ public final class JobStore {
         try (Stream<Path> s = Files.walk(d.get().path())) {
             for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
         }
+        names.remove(d.get().path().getFileName().toString());
     }
 
     /**
@@ -99,10 +132,17 @@ public final class JobStore {
     }
 
     /**
-     * A file-system-safe, collision-free name: the id's safe characters, then a short hash of the exact id
-     * when anything had to be replaced, then the attempt.
+     * A file-system-safe, collision-free name: the id's safe characters, then a short hash of the exact id when anything
+     * had to be replaced, then the attempt, then {@code @} and the job's submit instant where the key has one. The safe
+     * characters exclude {@code @}, so the instant's part cannot be mistaken for an id's.
      */
     static String dirName(JobKey key) {
+        String legacy = legacyName(key);
+        return key.submittedMs() == null ? legacy : legacy + INSTANT + key.submittedMs();
+    }
+
+    /** The name an agent of an earlier release gave the attempt's directory (it did not know the submit instant). */
+    static String legacyName(JobKey key) {
         String id = key.jobId();
         String safe = id.replaceAll("[^A-Za-z0-9._-]", "_");
         if (safe.length() > 80) safe = safe.substring(0, 80);

@@ -40,6 +40,8 @@ final class InMemoryServerLink implements ServerLink {
     long nodeLostTimeoutMs = 0;
     /** The node's lease epoch: a report under an older one is answered but not applied (the node was declared lost). */
     long leaseEpoch = 0;
+    /** Acknowledge output without the submit instant, as a server of the release before it does. */
+    boolean acksWithoutInstant;
     /** How long each answer takes to arrive after the request was sent (a slow network). */
     long answerDelayMs = 0;
     private DesiredState desired = new DesiredState(0, List.of());
@@ -86,12 +88,12 @@ final class InMemoryServerLink implements ServerLink {
         }
         List<LogOffset> acks = new ArrayList<>();
         for (LogChunk c : report.logs()) {
-            ByteArrayOutputStream held = logs.computeIfAbsent(key(c.jobId(), c.attempt(), c.stream()), k -> new ByteArrayOutputStream());
+            ByteArrayOutputStream held = logs.computeIfAbsent(key(c.jobId(), c.attempt(), c.submittedMs(), c.stream()), k -> new ByteArrayOutputStream());
             if (c.offset() == held.size()) held.writeBytes(c.data());
             else if (c.offset() + c.data().length > held.size() && c.offset() < held.size()) {
                 held.write(c.data(), (int) (held.size() - c.offset()), (int) (c.offset() + c.data().length - held.size()));
             }
-            acks.add(new LogOffset(c.jobId(), c.attempt(), c.stream(), held.size()));
+            acks.add(new LogOffset(c.jobId(), c.attempt(), c.stream(), held.size(), acksWithoutInstant ? null : c.submittedMs()));
         }
         ReportResponse answer = new ReportResponse(highestSeq, sendDesired || report.appliedDesiredVersion() < desired.version() ? desired : null,
                 acks, leaseEpoch, nodeLostTimeoutMs);
@@ -114,7 +116,12 @@ final class InMemoryServerLink implements ServerLink {
     }
 
     synchronized String log(String jobId, int attempt, LogStream stream) {
-        ByteArrayOutputStream b = logs.get(key(jobId, attempt, stream));
+        return log(jobId, attempt, null, stream);
+    }
+
+    /** The output held of the attempt of the job submitted at {@code submittedMs} (null: of a launch that named none). */
+    synchronized String log(String jobId, int attempt, Long submittedMs, LogStream stream) {
+        ByteArrayOutputStream b = logs.get(key(jobId, attempt, submittedMs, stream));
         return b == null ? "" : b.toString(java.nio.charset.StandardCharsets.UTF_8);
     }
 
@@ -126,7 +133,7 @@ final class InMemoryServerLink implements ServerLink {
         return List.copyOf(statuses);
     }
 
-    private static String key(String jobId, int attempt, LogStream stream) {
-        return jobId + "#" + attempt + "/" + stream;
+    private static String key(String jobId, int attempt, Long submittedMs, LogStream stream) {
+        return jobId + "#" + attempt + "@" + submittedMs + "/" + stream;
     }
 }

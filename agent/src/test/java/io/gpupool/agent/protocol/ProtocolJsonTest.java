@@ -73,6 +73,26 @@ class ProtocolJsonTest {
     }
 
     @Test
+    void theJobsSubmitInstantTravelsWithEveryAttemptAndAnOlderEndsMessageReadsAsNotKnown() throws Exception {
+        JobLaunch l = new JobLaunch("j57", 1, List.of("true"), Map.of(), null, List.of()).withSubmittedMs(1_733_149_000_000L);
+        String json = ProtocolJson.MAPPER.writeValueAsString(l);
+        assertThat(json).contains("\"submitted_ms\":1733149000000");
+        assertThat(ProtocolJson.MAPPER.readValue(json, JobLaunch.class).key()).isEqualTo(new JobKey("j57", 1, 1_733_149_000_000L));
+        JobStatusReport st = new JobStatusReport(3, "j57", 1, JobPhase.SUCCEEDED, 0, null, 1L, 2L, "exit code 0", 1_733_149_000_000L);
+        assertThat(ProtocolJson.MAPPER.readValue(ProtocolJson.MAPPER.writeValueAsString(st), JobStatusReport.class)).isEqualTo(st);
+        LogOffset ack = new LogOffset("j57", 1, LogStream.STDOUT, 12, 1_733_149_000_000L);
+        assertThat(ProtocolJson.MAPPER.readValue(ProtocolJson.MAPPER.writeValueAsString(ack), LogOffset.class)).isEqualTo(ack);
+        // an end that does not know it sends nothing, and what an older end sends reads as not known
+        String older = ProtocolJson.MAPPER.writeValueAsString(new JobLaunch("j57", 1, List.of("true"), Map.of(), null, List.of()));
+        assertThat(older).doesNotContain("submitted");
+        assertThat(ProtocolJson.MAPPER.readValue(older, JobLaunch.class).submittedMs()).isNull();
+        assertThat(ProtocolJson.MAPPER.readValue("{\"seq\":1,\"job_id\":\"j\",\"attempt\":1,\"phase\":\"RUNNING\"}", JobStatusReport.class)
+                .submittedMs()).isNull();
+        assertThat(ProtocolJson.MAPPER.readValue("{\"job_id\":\"j\",\"attempt\":1,\"pid\":5,\"started_at_ms\":1,\"stopping\":false}",
+                RunningJobInfo.class).submittedMs()).isNull();
+    }
+
+    @Test
     void aGrantReachesItsAgentAsTheLaunchesGpuForm() throws Exception {
         GrantedGpu whole = GrantedGpu.of(new Grant(1, "n1", 3, "GPU-c", 1000, 81920, true));
         assertThat(whole).isEqualTo(GrantedGpu.whole("GPU-c"));

@@ -158,7 +158,7 @@ final class AgentMessages {
             if (s == null) throw ServiceException.malformed(where, "must be an object");
             if (s.seq() < 0 || s.seq() <= lastSeq) throw ServiceException.invalid(where + ".seq", "must be >= 0 and increase, got " + s.seq());
             lastSeq = s.seq();
-            checkJob(where, s.jobId(), s.attempt());
+            checkJob(where, s.jobId(), s.attempt(), s.submittedMs());
             if (s.phase() == null) throw ServiceException.invalid(where + ".phase", "is required");
             if (s.message() != null && s.message().length() > 8192) throw ServiceException.invalid(where + ".message", "must be at most 8192 characters");
         }
@@ -167,16 +167,17 @@ final class AgentMessages {
             LogChunk c = r.logs().get(i);
             String where = "logs[" + i + "]";
             if (c == null) throw ServiceException.malformed(where, "must be an object");
-            checkJob(where, c.jobId(), c.attempt());
+            checkJob(where, c.jobId(), c.attempt(), c.submittedMs());
             if (c.stream() == null) throw ServiceException.invalid(where + ".stream", "is required (STDOUT or STDERR)");
             if (c.offset() < 0) throw ServiceException.invalid(where + ".offset", "must be >= 0");
             if (c.data() == null) throw ServiceException.invalid(where + ".data", "is required (base64; empty for a chunk that only marks the end)");
         }
     }
 
-    private static void checkJob(String where, String jobId, int attempt) {
+    private static void checkJob(String where, String jobId, int attempt, Long submittedMs) {
         if (jobId == null || jobId.isBlank() || jobId.length() > 128) throw ServiceException.invalid(where + ".job_id", "must be 1-128 characters");
         if (attempt < 0) throw ServiceException.invalid(where + ".attempt", "must be >= 0");
+        if (submittedMs != null && submittedMs < 0) throw ServiceException.invalid(where + ".submitted_ms", "must be >= 0 (or absent: not known)");
     }
 
     /** Device minor numbers are 20 bits. */

@@ -103,13 +103,14 @@ final class AgentRoutes {
         }
         NodeReport report = AgentMessages.read(Requests.json(ctx, Requests.MAX_AGENT_BODY_BYTES), NodeReport.class);
         AgentMessages.check(report, node);
-        // output of attempts the server never placed on this node is acknowledged and dropped
+        // output of attempts the server never placed on this node (or of an earlier job with the id, before a restore of
+        // the store) is acknowledged and dropped
         List<LogChunk> chunks = new ArrayList<>();
         List<LogOffset> dropped = new ArrayList<>();
         Map<OutputLedger.Key, Long> stored = new HashMap<>();
         for (LogChunk c : report.logs()) {
-            if (c.jobId().length() > 32 || !store.attemptExists(c.jobId(), c.attempt(), node)) {
-                dropped.add(new LogOffset(c.jobId(), c.attempt(), c.stream(), c.offset() + c.data().length));
+            if (c.jobId().length() > 32 || !store.attemptExists(c.jobId(), c.attempt(), node, c.submittedMs())) {
+                dropped.add(new LogOffset(c.jobId(), c.attempt(), c.stream(), c.offset() + c.data().length, c.submittedMs()));
                 continue;
             }
             chunks.add(c);

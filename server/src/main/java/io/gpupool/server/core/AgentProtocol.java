@@ -216,14 +216,22 @@ final class AgentProtocol {
     /**
      * One status report of an agent. Only a report about a job's current attempt on that node changes the
      * job; any other (an attempt the server already ended, e.g. after declaring the node lost) is recorded on
-     * its attempt row and changes nothing else.
+     * its attempt row and changes nothing else. A report that names another submit instant than the job of its id has
+     * is about an earlier job of that id (before the store was restored from a backup): it changes nothing at all.
      */
     private void applyStatus(String node, JobStatusReport st, long now) {
         String phase = st.phase().name();
-        pool.writes.add(new Write.UpdateAttempt(new AttemptUpdate(st.jobId(), st.attempt(), node, phase, st.pid(), st.startedAtMs(),
-                st.endedAtMs(), st.exitCode(), st.message())));
-        if (st.phase().terminal()) jobs.releaseHolds(pool.stopping.ended(node, st.jobId(), st.attempt()));
         ActiveJob a = pool.active.get(st.jobId());
+        if (a != null && st.submittedMs() != null && st.submittedMs() != a.row.submittedMs()) {
+            // an attempt of an earlier job with this id, which a store restored from a backup gave out again: not this job's
+            LOG.info("node {}: a report about {} attempt {} of a job submitted at {}, not the job of that id now (submitted at {}): ignored",
+                    node, st.jobId(), st.attempt(), st.submittedMs(), a.row.submittedMs());
+            return;
+        }
+        // an ended job's attempt row changes only if it is the job the report names (the store checks the submit instant)
+        pool.writes.add(new Write.UpdateAttempt(new AttemptUpdate(st.jobId(), st.attempt(), node, phase, st.pid(), st.startedAtMs(),
+                st.endedAtMs(), st.exitCode(), st.message(), st.submittedMs())));
+        if (st.phase().terminal()) jobs.releaseHolds(pool.stopping.ended(node, st.jobId(), st.attempt()));
         if (a == null || a.row.attempt() != st.attempt() || !a.nodes.contains(node)) return;
         if (st.phase().terminal()) a.endedOn.add(node);
         String where = "node " + node + ": " + (st.message() == null ? phase.toLowerCase(Locale.ROOT) : st.message());
@@ -280,7 +288,7 @@ final class AgentProtocol {
             // the replica's host CPU and RAM become its cgroup's limits on the node (none asked: no limit)
             launches.add(new JobLaunch(j.id(), a.row.attempt(), a.request.command(), ArrayTask.launchEnv(a.array, a.request.env()), a.request.workDir(), mine,
                     new HostResources(a.request.cpuMilli(), a.request.hostMemMib()), a.request.runAs(),
-                    a.request.timeLimitSec() > 0 ? a.request.timeLimitSec() * 1000 : null));
+                    a.request.timeLimitSec() > 0 ? a.request.timeLimitSec() * 1000 : null, a.row.submittedMs()));
         }
         launches.sort(Comparator.comparing(JobLaunch::jobId));
         return new DesiredState(n.version, launches);

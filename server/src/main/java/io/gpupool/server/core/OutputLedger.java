@@ -59,7 +59,7 @@ public final class OutputLedger {
                 h.completedAtMs = nowMs;
             }
         }
-        return new Appended(write, new LogOffset(c.jobId(), c.attempt(), c.stream(), h.length));
+        return new Appended(write, new LogOffset(c.jobId(), c.attempt(), c.stream(), h.length, c.submittedMs()));
     }
 
     /** Drops streams complete for a while (a late resend then reads the stored length again). */
