@@ -35,4 +35,29 @@ final class Cli {
         int code = cmd.execute(args);
         return new Result(code, out.toString(), err.toString());
     }
+
+    /** Runs {@code command} until its result passes {@code done} or 10 s have gone by; returns the last result. */
+    static Result until(java.util.function.Supplier<Result> command, java.util.function.Predicate<Result> done) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        Result r = command.get();
+        while (!done.test(r) && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            r = command.get();
+        }
+        return r;
+    }
+
+    /** {@code a}, then {@code b}, then {@code rest}: a command line from its parts. */
+    static String[] cat(String[] a, String[] b, String... rest) {
+        String[] out = new String[a.length + b.length + rest.length];
+        System.arraycopy(a, 0, out, 0, a.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        System.arraycopy(rest, 0, out, a.length + b.length, rest.length);
+        return out;
+    }
 }

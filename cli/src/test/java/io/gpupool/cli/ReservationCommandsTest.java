@@ -27,30 +27,30 @@ class ReservationCommandsTest {
             server.pool().putTenant("ml", 1, 0, 0, true).join();
             String[] c = {"--server", url, "--token", ADMIN};
 
-            Cli.Result made = Cli.run(cat(new String[] {"reservation", "create"}, c, "--tenant", "ml", "--gpus", "4", "--model", "t4",
+            Cli.Result made = Cli.run(Cli.cat(new String[] {"reservation", "create"}, c, "--tenant", "ml", "--gpus", "4", "--model", "t4",
                     "--start", "+1h", "--end", "+2h"));
             assertThat(made.exitCode()).as(made.err()).isZero();
             assertThat(made.out()).startsWith("reserved ml-1: 4 GPUs for tenant ml from ");
-            Cli.Result tooMany = Cli.run(cat(new String[] {"reservation", "create"}, c, "--tenant", "ml", "--gpus", "5", "--model", "T4",
+            Cli.Result tooMany = Cli.run(Cli.cat(new String[] {"reservation", "create"}, c, "--tenant", "ml", "--gpus", "5", "--model", "T4",
                     "--start", "+90m", "--end", "+3h"));
             assertThat(tooMany.exitCode()).isEqualTo(2);
             assertThat(tooMany.err()).contains("HTTP 422", "gpus", "ml-1");
-            Cli.Result neither = Cli.run(cat(new String[] {"reservation", "create"}, c, "--tenant", "ml", "--start", "now", "--end", "+1h"));
+            Cli.Result neither = Cli.run(Cli.cat(new String[] {"reservation", "create"}, c, "--tenant", "ml", "--start", "now", "--end", "+1h"));
             assertThat(neither.exitCode()).isEqualTo(2);
-            assertThat(Cli.run(cat(new String[] {"reservation", "list"}, c)).out()).contains("ml-1", "ml", "T4");
+            assertThat(Cli.run(Cli.cat(new String[] {"reservation", "list"}, c)).out()).contains("ml-1", "ml", "T4");
 
-            Cli.Result in = Cli.run(cat(new String[] {"submit"}, c, "--tenant", "ml", "--reservation", "ml-1", "--gpus", "2", "--", "x"));
+            Cli.Result in = Cli.run(Cli.cat(new String[] {"submit"}, c, "--tenant", "ml", "--reservation", "ml-1", "--gpus", "2", "--", "x"));
             assertThat(in.exitCode()).as(in.err()).isZero();
-            Cli.Result unknown = Cli.run(cat(new String[] {"submit"}, c, "--tenant", "ml", "--reservation", "nope", "--", "x"));
+            Cli.Result unknown = Cli.run(Cli.cat(new String[] {"submit"}, c, "--tenant", "ml", "--reservation", "nope", "--", "x"));
             assertThat(unknown.err()).contains("HTTP 422", "reservation", "no reservation named 'nope'");
 
-            Cli.Result array = Cli.run(cat(new String[] {"submit"}, c, "--tenant", "ml", "--array", "0-5", "--gpus", "4", "--", "x"));
+            Cli.Result array = Cli.run(Cli.cat(new String[] {"submit"}, c, "--tenant", "ml", "--array", "0-5", "--gpus", "4", "--", "x"));
             String id = array.out().split(" ")[2];
-            Cli.Result upd = until(() -> Cli.run(cat(new String[] {"update"}, c, id, "--time", "30")), r -> r.out().contains(": 5 tasks updated"));
+            Cli.Result upd = Cli.until(() -> Cli.run(Cli.cat(new String[] {"update"}, c, id, "--time", "30")), r -> r.out().contains(": 5 tasks updated"));
             assertThat(upd.out()).as(upd.err()).contains(id + ": 5 tasks updated");
 
-            assertThat(Cli.run(cat(new String[] {"reservation", "delete"}, c, "ml-1")).out()).contains("deleted reservation ml-1");
-            assertThat(Cli.run(cat(new String[] {"reservation", "delete"}, c, "ml-1")).err()).contains("HTTP 404");
+            assertThat(Cli.run(Cli.cat(new String[] {"reservation", "delete"}, c, "ml-1")).out()).contains("deleted reservation ml-1");
+            assertThat(Cli.run(Cli.cat(new String[] {"reservation", "delete"}, c, "ml-1")).err()).contains("HTTP 404");
         }
     }
 
@@ -69,28 +69,5 @@ class ReservationCommandsTest {
         Cli.Result bad = Cli.run("simulate", "--trace", trace.toString(), "--cluster", "1x4:A100-80GB", "--policy", "fcfs", "--reservations", res.toString(), "-q");
         assertThat(bad.exitCode()).isEqualTo(2);
         assertThat(bad.err()).contains(res + ":2: field 'gpus': the pool has only 4 GPUs of model A100-80GB");
-    }
-
-    private static Cli.Result until(java.util.function.Supplier<Cli.Result> command, java.util.function.Predicate<Cli.Result> done) {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        Cli.Result r = command.get();
-        while (!done.test(r) && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-            r = command.get();
-        }
-        return r;
-    }
-
-    private static String[] cat(String[] a, String[] b, String... rest) {
-        String[] out = new String[a.length + b.length + rest.length];
-        System.arraycopy(a, 0, out, 0, a.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        System.arraycopy(rest, 0, out, a.length + b.length, rest.length);
-        return out;
     }
 }

@@ -26,55 +26,31 @@ class WorkflowCommandsTest {
             server.pool().putTenant("ml", 1, 0, 0, true).join();
             String[] c = {"--server", url, "--token", ADMIN};
 
-            Cli.Result sweep = Cli.run(cat(new String[] {"submit"}, c, "--tenant", "ml", "--name", "sweep", "--array", "0-9%2", "--", "python", "train.py"));
+            Cli.Result sweep = Cli.run(Cli.cat(new String[] {"submit"}, c, "--tenant", "ml", "--name", "sweep", "--array", "0-9%2", "--", "python", "train.py"));
             assertThat(sweep.exitCode()).as(sweep.err()).isZero();
             assertThat(sweep.out()).matches("submitted array j\\d+ \\(10 tasks, at most 2 at once\\) for tenant ml\\s*");
             String array = sweep.out().split(" ")[2];
             // the engine starts two tasks at its next round, and `queue` reads the pool view the loop takes every 250 ms
-            Cli.Result queue = until(() -> Cli.run(cat(new String[] {"queue"}, c)), r -> r.out().contains(array + "[8 pending, 2 running, %2]"));
+            Cli.Result queue = Cli.until(() -> Cli.run(Cli.cat(new String[] {"queue"}, c)), r -> r.out().contains(array + "[8 pending, 2 running, %2]"));
             assertThat(queue.out()).contains(array + "[8 pending, 2 running, %2]");
-            Cli.Result status = Cli.run(cat(new String[] {"status"}, c, array));
+            Cli.Result status = Cli.run(Cli.cat(new String[] {"status"}, c, array));
             assertThat(status.out()).contains("10 tasks, at most 2 at once", "2 running", "8 pending");
 
-            Cli.Result child = Cli.run(cat(new String[] {"submit"}, c, "--tenant", "ml", "--dependency", "afterok:" + array, "--kill-on-invalid-dep", "no", "--", "x"));
+            Cli.Result child = Cli.run(Cli.cat(new String[] {"submit"}, c, "--tenant", "ml", "--dependency", "afterok:" + array, "--kill-on-invalid-dep", "no", "--", "x"));
             assertThat(child.exitCode()).as(child.err()).isZero();
             String job = child.out().split(" ")[1];
-            assertThat(Cli.run(cat(new String[] {"hold"}, c, job)).out()).contains(job + " PENDING (held: on hold");
-            assertThat(Cli.run(cat(new String[] {"update"}, c, job, "--priority", "5", "--dependency", "")).out()).contains(job + " PENDING (held: on hold");
-            assertThat(Cli.run(cat(new String[] {"release"}, c, job)).exitCode()).isZero();
-            Cli.Result again = Cli.run(cat(new String[] {"release"}, c, job));
+            assertThat(Cli.run(Cli.cat(new String[] {"hold"}, c, job)).out()).contains(job + " PENDING (held: on hold");
+            assertThat(Cli.run(Cli.cat(new String[] {"update"}, c, job, "--priority", "5", "--dependency", "")).out()).contains(job + " PENDING (held: on hold");
+            assertThat(Cli.run(Cli.cat(new String[] {"release"}, c, job)).exitCode()).isZero();
+            Cli.Result again = Cli.run(Cli.cat(new String[] {"release"}, c, job));
             assertThat(again.exitCode()).isEqualTo(2);
             assertThat(again.err()).contains("HTTP 409", "not held");
-            Cli.Result bad = Cli.run(cat(new String[] {"submit"}, c, "--tenant", "ml", "--dependency", "afterok:j999", "--", "x"));
+            Cli.Result bad = Cli.run(Cli.cat(new String[] {"submit"}, c, "--tenant", "ml", "--dependency", "afterok:j999", "--", "x"));
             assertThat(bad.exitCode()).isEqualTo(2);
             assertThat(bad.err()).contains("HTTP 422", "dependency", "j999");
 
-            assertThat(Cli.run(cat(new String[] {"requeue"}, c, array + "_0")).out()).contains(array + "_0");
-            assertThat(Cli.run(cat(new String[] {"cancel"}, c, array)).out()).contains("cancelled 10 tasks of array " + array);
+            assertThat(Cli.run(Cli.cat(new String[] {"requeue"}, c, array + "_0")).out()).contains(array + "_0");
+            assertThat(Cli.run(Cli.cat(new String[] {"cancel"}, c, array)).out()).contains("cancelled 10 tasks of array " + array);
         }
-    }
-
-    /** Runs {@code command} until its result passes {@code done} or 10 s have gone by; returns the last result. */
-    private static Cli.Result until(java.util.function.Supplier<Cli.Result> command, java.util.function.Predicate<Cli.Result> done) {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        Cli.Result r = command.get();
-        while (!done.test(r) && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-            r = command.get();
-        }
-        return r;
-    }
-
-    private static String[] cat(String[] a, String[] b, String... rest) {
-        String[] out = new String[a.length + b.length + rest.length];
-        System.arraycopy(a, 0, out, 0, a.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        System.arraycopy(rest, 0, out, a.length + b.length, rest.length);
-        return out;
     }
 }
