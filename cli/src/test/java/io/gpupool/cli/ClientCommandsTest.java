@@ -39,7 +39,9 @@ class ClientCommandsTest {
             assertThat(queue.exitCode()).isZero();
             assertThat(queue.out()).contains("queued", "running (policy fair-share)");
             assertThat(Cli.run("nodes", "--server", url, "--token", ADMIN).out()).contains("t4-0000", "T4");
-            assertThat(Cli.run("top", "--server", url, "--token", ADMIN).out()).contains("policy fair-share", "ml");
+            // top reads the pool view, a snapshot taken every 250 ms: wait for one taken after the submissions
+            assertThat(Cli.until(() -> Cli.run("top", "--server", url, "--token", ADMIN), r -> r.out().contains("ml")).out())
+                    .contains("policy fair-share", "ml");
 
             assertThat(Cli.run("cancel", "--server", url, "--token", ADMIN, waiting).out()).contains("cancelled " + waiting + " (CANCELLED)");
             Cli.Result again = Cli.run("cancel", "--server", url, "--token", ADMIN, waiting);
