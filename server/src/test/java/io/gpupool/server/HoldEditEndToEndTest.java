@@ -9,7 +9,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -39,7 +38,7 @@ class HoldEditEndToEndTest {
             String other = s.tenantWithToken("other", 1);
 
             // a long job, requeued while it runs: attempt 1 is stopped, attempt 2 runs
-            String longJob = submit(s, t, "long", "echo attempt $GPUPOOL_ATTEMPT; sleep 60", null);
+            String longJob = s.submitScript(t, "long", "echo attempt $GPUPOOL_ATTEMPT; sleep 60", null);
             TestServer.eventually("long runs", () -> s.get("/api/v1/jobs/" + longJob + "/logs", t).body().path("text").asText().contains("attempt 1"));
             assertThat(s.post("/api/v1/jobs/" + longJob + "/hold", t, Map.of()).status()).as("a running job is not held").isEqualTo(409);
             assertThat(s.post("/api/v1/jobs/" + longJob + "/requeue", other, Map.of()).status()).isEqualTo(404);
@@ -52,7 +51,7 @@ class HoldEditEndToEndTest {
             assertThat(s.post("/api/v1/jobs/" + longJob + "/requeue", t, Map.of()).status()).isEqualTo(200);
 
             // a queued job (it waits for the long one): held, edited, its dependency cleared, released: it runs
-            String queued = submit(s, t, "queued", "echo ran", Map.of("dependency", "afterok:" + longJob));
+            String queued = s.submitScript(t, "queued", "echo ran", Map.of("dependency", "afterok:" + longJob));
             assertThat(s.post("/api/v1/jobs/" + queued + "/release", t, Map.of()).status()).as("not held").isEqualTo(409);
             assertThat(s.post("/api/v1/jobs/" + queued + "/hold", t, Map.of()).status()).isEqualTo(200);
             assertThat(s.post("/api/v1/jobs/" + queued + "/hold", t, Map.of()).status()).as("already held").isEqualTo(409);
@@ -73,7 +72,7 @@ class HoldEditEndToEndTest {
             assertThat(s.call("PATCH", "/api/v1/jobs/" + queued, ADMIN, Map.of("priority", 41), Map.of()).status()).as("an admin edits any job").isEqualTo(200);
 
             // a cycle is refused naming the job
-            String waiter = submit(s, t, "waiter", "true", Map.of("dependency", "afterany:" + queued));
+            String waiter = s.submitScript(t, "waiter", "true", Map.of("dependency", "afterany:" + queued));
             TestServer.Reply cycle = s.call("PATCH", "/api/v1/jobs/" + queued, t, Map.of("dependency", "afterany:" + waiter), Map.of());
             assertThat(cycle.status()).isEqualTo(422);
             assertThat(cycle.text("field")).isEqualTo("dependency");
@@ -99,16 +98,5 @@ class HoldEditEndToEndTest {
         } finally {
             if (agent != null) agent.closeAndStopJobs("test over", Duration.ofSeconds(5));
         }
-    }
-
-    private static String submit(TestServer s, String token, String name, String script, Map<String, Object> more) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("name", name);
-        body.put("numGpus", 1);
-        body.put("command", List.of("sh", "-c", script));
-        if (more != null) body.putAll(more);
-        TestServer.Reply r = s.post("/api/v1/jobs", token, body);
-        assertThat(r.status()).as(r.body().toString()).isEqualTo(201);
-        return r.text("id");
     }
 }

@@ -72,6 +72,21 @@ public final class TestServer implements AutoCloseable {
 
     public Reply get(String path, String token) { return call("GET", path, token, null, Map.of()); }
     public Reply post(String path, String token, Object body) { return call("POST", path, token, body, Map.of()); }
+
+    /**
+     * Submits a one-GPU job named {@code name} that runs {@code sh -c script}, with the fields of {@code more} (null: none)
+     * on top; asserts it was accepted (201) and returns its id.
+     */
+    public String submitScript(String token, String name, String script, Map<String, Object> more) {
+        Map<String, Object> body = new java.util.LinkedHashMap<>();
+        body.put("name", name);
+        body.put("numGpus", 1);
+        body.put("command", java.util.List.of("sh", "-c", script));
+        if (more != null) body.putAll(more);
+        Reply r = post("/api/v1/jobs", token, body);
+        org.assertj.core.api.Assertions.assertThat(r.status()).as(r.body().toString()).isEqualTo(201);
+        return r.text("id");
+    }
     public Reply delete(String path, String token) { return call("DELETE", path, token, null, Map.of()); }
 
     /** Creates a tenant and returns a member token for it. */

@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -42,12 +41,12 @@ class WorkflowEndToEndTest {
                     .stream().filter("ready"::equals).count() == 2);
             String t = s.tenantWithToken("wf", 1);
             Path log = dir.resolve("order.log");
-            String a = submit(s, t, "step-a", "echo a >> " + log + "; sleep 0.5", null);
-            String b = submit(s, t, "step-b", "echo b >> " + log + "; sleep 0.5", Map.of("dependency", "afterok:" + a));
-            String c = submit(s, t, "step-c", "echo c >> " + log, Map.of("dependency", "afterok:" + b));
-            String bad = submit(s, t, "bad", "exit 1", null);
-            String failsWithIt = submit(s, t, "after-bad", "echo never >> " + log, Map.of("dependency", "afterok:" + bad));
-            String keptHeld = submit(s, t, "after-bad-kept", "echo never >> " + log, Map.of("dependency", "afterok:" + bad, "killOnInvalidDep", false));
+            String a = s.submitScript(t, "step-a", "echo a >> " + log + "; sleep 0.5", null);
+            String b = s.submitScript(t, "step-b", "echo b >> " + log + "; sleep 0.5", Map.of("dependency", "afterok:" + a));
+            String c = s.submitScript(t, "step-c", "echo c >> " + log, Map.of("dependency", "afterok:" + b));
+            String bad = s.submitScript(t, "bad", "exit 1", null);
+            String failsWithIt = s.submitScript(t, "after-bad", "echo never >> " + log, Map.of("dependency", "afterok:" + bad));
+            String keptHeld = s.submitScript(t, "after-bad-kept", "echo never >> " + log, Map.of("dependency", "afterok:" + bad, "killOnInvalidDep", false));
 
             TestServer.eventually(Duration.ofSeconds(60), "the chain ends", () -> s.get("/api/v1/jobs/" + c, t).text("state").equals("SUCCEEDED"));
             TestServer.eventually(Duration.ofSeconds(30), "the child of the failed parent fails",
@@ -68,17 +67,6 @@ class WorkflowEndToEndTest {
         } finally {
             for (NodeAgent a : agents) a.closeAndStopJobs("test over", Duration.ofSeconds(5));
         }
-    }
-
-    private static String submit(TestServer s, String token, String name, String script, Map<String, Object> more) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("name", name);
-        body.put("numGpus", 1);
-        body.put("command", List.of("sh", "-c", script));
-        if (more != null) body.putAll(more);
-        TestServer.Reply r = s.post("/api/v1/jobs", token, body);
-        assertThat(r.status()).as(r.body().toString()).isEqualTo(201);
-        return r.text("id");
     }
 
     /** {start, end} of the job's one attempt as its agent reported them. */

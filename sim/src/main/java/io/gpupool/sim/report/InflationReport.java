@@ -79,18 +79,7 @@ public final class InflationReport {
             }
             rows.add(row.toArray(String[]::new));
         }
-        int[] w = new int[head.size()];
-        for (int i = 0; i < w.length; i++) {
-            w[i] = head.get(i).length();
-            for (String[] r : rows) w[i] = Math.max(w[i], r[i].length());
-        }
-        StringBuilder sb = new StringBuilder();
-        appendRow(sb, head.toArray(String[]::new), w);
-        StringBuilder sep = new StringBuilder();
-        for (int i = 0; i < w.length; i++) sep.append(i == 0 ? "" : "  ").append("-".repeat(w[i]));
-        sb.append(sep).append('\n');
-        for (String[] r : rows) appendRow(sb, r, w);
-        return sb.toString();
+        return aligned(head, rows);
     }
 
     /**
@@ -123,12 +112,17 @@ public final class InflationReport {
             row.add(String.format(Locale.ROOT, "%.1f", o.seconds()));
             rows.add(row.toArray(String[]::new));
         }
+        return "\n" + aligned(head, rows);
+    }
+
+    /** Right-aligned columns, each as wide as its widest cell, under the header and a line of dashes. */
+    private static String aligned(List<String> head, List<String[]> rows) {
         int[] w = new int[head.size()];
         for (int i = 0; i < w.length; i++) {
             w[i] = head.get(i).length();
             for (String[] r : rows) w[i] = Math.max(w[i], r[i].length());
         }
-        StringBuilder sb = new StringBuilder("\n");
+        StringBuilder sb = new StringBuilder();
         appendRow(sb, head.toArray(String[]::new), w);
         StringBuilder sep = new StringBuilder();
         for (int i = 0; i < w.length; i++) sep.append(i == 0 ? "" : "  ").append("-".repeat(w[i]));
