@@ -13,29 +13,42 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$PWD"
 JAR="$ROOT/cli/target/gpupool.jar"
-JRE="$ROOT/target/device-jre"
+
+KIT="$ROOT/target/device-kit.tar.xz"
 
 if [ "${1:-}" = "--prepare" ]; then
   set -e
   export JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
   export PATH="$JAVA_HOME/bin:$PATH"
-  MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow ${MAVEN_OPTS:-}" ./mvnw -q -DskipTests -pl cli -am package
-  # jdeps also names java.desktop and java.sql: Jackson's optional support for java.beans and java.sql
-  # types, unused here. Leaving them out (and stripping libjvm's symbols) keeps the runtime near 40 MB,
-  # within what travels to the GPU machine.
-  modules=java.base,jdk.management
-  rm -rf "$JRE"
-  jlink --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --compress=zip-9 --output "$JRE"
-  if command -v strip >/dev/null; then strip --strip-unneeded "$JRE/lib/server/libjvm.so"; fi
-  "$JRE/bin/java" -jar "$JAR" gpus --fake-gpus 1xT4 --output json >/dev/null
-  echo "prepared: $(du -sh "$JAR" | cut -f1) jar, $(du -sh "$JRE" | cut -f1) runtime ($modules)"
-  echo "on the GPU machine: carry cli/target/gpupool.jar and target/device-jre, run: bash scripts/device-check.sh"
+  MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow ${MAVEN_OPTS:-}" ./mvnw -q -o -DskipTests -pl cli -am package
+  # The whole jar (137 MB) and a runtime do not fit the 64 MiB that travels to the GPU machine. The kit keeps
+  # what the server, the agent and the client use on Linux x86-64: it leaves out the CP-SAT and XGBoost
+  # natives (optimize, the gbt predictor), the Kubernetes client and other platforms' natives.
+  rm -rf "$ROOT/target/device-kit" "$KIT"
+  mkdir -p "$ROOT/target/device-kit"
+  cp "$JAR" "$ROOT/target/device-kit/gpupool.jar"
+  (cd "$ROOT/target/device-kit" && zip -q -d gpupool.jar 'ortools-*' 'lib/*' 'org/bouncycastle/pqc/*' \
+      'org/sqlite/native/FreeBSD/*' 'org/sqlite/native/Mac/*' 'org/sqlite/native/Windows/*' 'org/sqlite/native/Linux-Musl/*' \
+      'org/sqlite/native/Linux/[!x]*' 'org/sqlite/native/Linux/x86/*' \
+      'com/sun/jna/[!lp]*' 'com/sun/jna/linux-[!x]*' 'com/sun/jna/linux-x86/*')
+  # Stored (not deflated) entries and an uncompressed runtime image: xz over the whole kit then compresses
+  # far better than the entries' own zip. libjvm stripped of its symbols.
+  (cd "$ROOT/target/device-kit" && mkdir x && cd x && unzip -q ../gpupool.jar && rm ../gpupool.jar && zip -q -0 -r ../gpupool.jar . && cd .. && rm -rf x)
+  modules=java.base,java.sql,java.naming,java.management,jdk.management,java.net.http,jdk.unsupported,java.logging,java.xml,jdk.zipfs
+  jlink --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --output "$ROOT/target/device-kit/jre"
+  if command -v strip >/dev/null; then strip --strip-unneeded "$ROOT/target/device-kit/jre/lib/server/libjvm.so"; fi
+  "$ROOT/target/device-kit/jre/bin/java" -jar "$ROOT/target/device-kit/gpupool.jar" gpus --fake-gpus 1xT4 --output json >/dev/null
+  tar -C "$ROOT/target" -cf - device-kit | xz -T2 -6 >"$KIT"
+  echo "prepared: $KIT, $(du -sh "$KIT" | cut -f1) ($(du -sh "$ROOT/target/device-kit" | cut -f1) unpacked)"
+  echo "on the GPU machine: carry target/device-kit.tar.xz, run: bash scripts/device-check.sh"
   exit 0
 fi
 
 OUTDIR="$ROOT/target/device-check"
 mkdir -p "$OUTDIR"
-if [ -x "$JRE/bin/java" ]; then JAVA="$JRE/bin/java"
+KITDIR="$ROOT/target/device-kit"
+if [ ! -x "$KITDIR/jre/bin/java" ] && [ -f "$KIT" ]; then xz -dc "$KIT" | tar -C "$ROOT/target" -xf -; fi
+if [ -x "$KITDIR/jre/bin/java" ]; then JAVA="$KITDIR/jre/bin/java"; JAR="$KITDIR/gpupool.jar"
 elif [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then JAVA="$JAVA_HOME/bin/java"
 else JAVA="$(command -v java || true)"; fi
 [ -n "$JAVA" ] || { echo "device-check: no Java runtime; run scripts/device-check.sh --prepare where a JDK 25 is" >&2; exit 2; }
@@ -81,6 +94,88 @@ if command -v python3 >/dev/null && timeout 60 python3 -c "import torch; assert 
 else
   section "no PyTorch with CUDA here: per-process memory not exercised"
 fi
+e2e
+}
+
+# A server (SQLite) and an agent on this machine, with the real GPU through NVML, running jobs as an ordinary
+# Unix account: a whole-GPU job sees its GPU and shows in the node's telemetry; a fractional job that holds
+# more GPU memory than granted is stopped by the memory guard, one within its grant is not; CUDA works inside
+# the job's device filter (its GPU, nvidiactl, nvidia-uvm). DEVICE_CHECK_FAKE=1 rehearses the plumbing without
+# a GPU.
+e2e() {
+  local dir=/tmp/gpupool-e2e port=18080 admin=device-check-admin-token-0001
+  local py; py="$(command -v python3 || true)"
+  local agentgpus=(--backend nvml)
+  if [ -n "${DEVICE_CHECK_FAKE:-}" ]; then agentgpus=(--fake-gpus 1xH200 --fake-device-dir "$dir/dev"); fi
+  rm -rf "$dir"; mkdir -p "$dir"; chmod 755 "$dir"
+  export GPUPOOL_SERVER="http://127.0.0.1:$port" GPUPOOL_TOKEN="$admin"
+  section "e2e: server and agent (${agentgpus[*]})"
+  gpupool server --data "$dir/data" --host 127.0.0.1 --port "$port" --admin-token "$admin" --policy fcfs >"$dir/server.log" 2>&1 &
+  local server=$!
+  for _ in $(seq 1 60); do curl -fsS "$GPUPOOL_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.5; done
+  local join; join=$(curl -fsS -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' \
+      -X POST "$GPUPOOL_SERVER/api/v1/agent-tokens" -d '{"label":"device"}' | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
+  id gpujob >/dev/null 2>&1 || useradd --create-home gpujob
+  curl -fsS -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' -X POST "$GPUPOOL_SERVER/api/v1/tenants" \
+      -d '{"name":"lab","weight":1}' >/dev/null
+  local member; member=$(gpupool token lab --label device --unix-user gpujob | grep -o 'gp_[A-Za-z0-9_-]*' | head -1)
+  gpupool agent --server "$GPUPOOL_SERVER" --token "$join" --node-name gpu1 --work-dir "$dir/agent" \
+      "${agentgpus[@]}" --memory-policy kill --kill-grace 3 >"$dir/agent.log" 2>&1 &
+  local agent=$!
+  for _ in $(seq 1 60); do gpupool nodes 2>/dev/null | grep -q gpu1 && break; sleep 0.5; done
+  check e2e-nodes.txt gpupool nodes
+  sed -n 1,15p "$dir/agent.log"
+
+  local probe="import os,sys; print('uid', os.getuid(), 'CUDA_VISIBLE_DEVICES', os.environ.get('CUDA_VISIBLE_DEVICES'), flush=True)"
+  if [ -z "${DEVICE_CHECK_FAKE:-}" ] && [ -n "$py" ]; then
+    cat >"$dir/whole.py" <<PY
+$probe
+import torch, time
+print('devices', torch.cuda.device_count(), torch.cuda.get_device_name(0), flush=True)
+a = torch.randn(8192, 8192, device='cuda', dtype=torch.bfloat16); hold = torch.empty(4 * 1024**3, dtype=torch.uint8, device='cuda')
+t = time.time()
+while time.time() - t < 12: a @ a
+torch.cuda.synchronize(); print('matmul loop done', flush=True)
+PY
+    cat >"$dir/over.py" <<PY
+$probe
+import torch, time
+x = torch.empty(2 * 1024**3, dtype=torch.uint8, device='cuda'); print('holding 2 GiB', flush=True); time.sleep(4)
+y = torch.empty(20 * 1024**3, dtype=torch.uint8, device='cuda'); print('holding 22 GiB', flush=True); time.sleep(60)
+print('not stopped', flush=True)
+PY
+    cat >"$dir/within.py" <<PY
+$probe
+import torch, time
+x = torch.empty(4 * 1024**3, dtype=torch.uint8, device='cuda'); print('holding 4 GiB', flush=True); time.sleep(15); print('done', flush=True)
+PY
+    local run=("$py")
+  else
+    for f in whole over within; do
+      printf '%s\n' "$probe" "import os" "try:" "    os.close(os.open('/dev/nvidia0', os.O_RDWR)); print('opened /dev/nvidia0')" \
+          "except OSError as e: print('cannot open /dev/nvidia0:', e)" >"$dir/$f.py"
+    done
+    local run=(python3)
+  fi
+  chmod 644 "$dir"/*.py
+  export GPUPOOL_TOKEN="$member"
+  submit_all() {
+    gpupool submit --gpus 1 --name whole -- "${run[@]}" "$dir/whole.py" &&
+    gpupool submit --gpus 1 --milli 500 --mem 8192 --name over -- "${run[@]}" "$dir/over.py" &&
+    gpupool submit --gpus 1 --milli 250 --mem 16384 --name within -- "${run[@]}" "$dir/within.py"
+  }
+  check e2e-submit.txt submit_all
+  busy() { for _ in 1 2 3; do sleep 5; gpupool nodes; done; }
+  check e2e-nodes-busy.txt busy
+  check e2e-pool.json curl -fsS -H "Authorization: Bearer $admin" "$GPUPOOL_SERVER/api/v1/pool"
+  for j in j1 j2 j3; do
+    check "e2e-$j.log" timeout 150 "$JAVA" -jar "$JAR" logs --follow "$j"
+    check "e2e-$j.status" gpupool status "$j"
+  done
+  GPUPOOL_TOKEN="$admin" check e2e-usage.txt gpupool usage
+  kill "$agent" "$server" 2>/dev/null; wait "$agent" "$server" 2>/dev/null
+  section "e2e: agent log"; cat "$dir/agent.log"
+  section "e2e: server log (last 40 lines)"; tail -40 "$dir/server.log"
 }
 
 main 2>&1 | tee "$OUTDIR/device-check.log"

@@ -44,6 +44,7 @@ final class Nvml implements AutoCloseable {
     static final int ERROR_FUNCTION_NOT_FOUND = 13;
     static final int ERROR_GPU_IS_LOST = 15;
     static final int ERROR_LIB_RM_VERSION_MISMATCH = 18;
+    static final int ERROR_ARGUMENT_VERSION_MISMATCH = 25;
 
     /** NVML_VALUE_NOT_AVAILABLE: (unsigned long long) -1 in a field the driver cannot fill. */
     static final long VALUE_NOT_AVAILABLE = -1L;
@@ -57,6 +58,16 @@ final class Nvml implements AutoCloseable {
     /** nvmlMemory_t: total, free, used; bytes. */
     static final StructLayout MEMORY = MemoryLayout.structLayout(
             JAVA_LONG.withName("total"), JAVA_LONG.withName("free"), JAVA_LONG.withName("used"));
+    /**
+     * nvmlMemory_v2_t: version, then total, reserved (for the driver and firmware), free, used; bytes. Its
+     * used leaves the reserved memory out, as nvidia-smi shows it; nvmlMemory_t's used counts it in (615 MiB
+     * on an idle H200 with driver 580, where nvidia-smi says 0).
+     */
+    static final StructLayout MEMORY_V2 = MemoryLayout.structLayout(
+            JAVA_INT.withName("version"), MemoryLayout.paddingLayout(4), JAVA_LONG.withName("total"),
+            JAVA_LONG.withName("reserved"), JAVA_LONG.withName("free"), JAVA_LONG.withName("used"));
+    /** nvmlMemory_v2: NVML_STRUCT_VERSION(Memory, 2), the struct's size with the version in the top byte. */
+    static final int MEMORY_V2_VERSION = (int) MEMORY_V2.byteSize() | (2 << 24);
     /** nvmlUtilization_t: percent of the last sample period. */
     static final StructLayout UTILIZATION = MemoryLayout.structLayout(
             JAVA_INT.withName("gpu"), JAVA_INT.withName("memory"));
@@ -83,7 +94,7 @@ final class Nvml implements AutoCloseable {
 
     private final String library;
     private final Arena arena;
-    private final MethodHandle init, shutdown, errorString, deviceCount, handleByIndex, uuid, name, memoryInfo;
+    private final MethodHandle init, shutdown, errorString, deviceCount, handleByIndex, uuid, name, memoryInfo, memoryInfoV2;
     private final MethodHandle driverVersion, cudaVersion, utilization, temperature, power, processes;
     private final MethodHandle nvlinkState, nvlinkRemotePci, pciInfo, minorNumber;
     private final String processesFunction;
@@ -107,6 +118,7 @@ final class Nvml implements AutoCloseable {
         uuid = f.required("nvmlDeviceGetUUID", handleAndBuffer);
         name = f.required("nvmlDeviceGetName", handleAndBuffer);
         memoryInfo = f.required("nvmlDeviceGetMemoryInfo", handleAndPointer);
+        memoryInfoV2 = f.optional("nvmlDeviceGetMemoryInfo_v2", handleAndPointer);
 
         driverVersion = f.optional("nvmlSystemGetDriverVersion", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
         FunctionDescriptor intOut = FunctionDescriptor.of(JAVA_INT, ADDRESS);
@@ -207,8 +219,20 @@ final class Nvml implements AutoCloseable {
         return string("nvmlDeviceGetName", name, device, NAME_BUFFER);
     }
 
+    /** Memory in use without what the driver reserves (v2), else as nvmlMemory_t counts it (drivers before 510). */
     synchronized Memory memory(MemorySegment device) throws GpuBackendException {
         try (Arena a = Arena.ofConfined()) {
+            if (memoryInfoV2 != null) {
+                MemorySegment m = a.allocate(MEMORY_V2);
+                m.set(JAVA_INT, MEMORY_V2.byteOffset(groupElement("version")), MEMORY_V2_VERSION);
+                int rc = call(() -> (int) memoryInfoV2.invokeExact(device, m));
+                if (rc == SUCCESS) {
+                    return new Memory(field(m, MEMORY_V2, "total"), field(m, MEMORY_V2, "free"), field(m, MEMORY_V2, "used"));
+                }
+                if (rc != ERROR_NOT_SUPPORTED && rc != ERROR_FUNCTION_NOT_FOUND && rc != ERROR_ARGUMENT_VERSION_MISMATCH) {
+                    check("nvmlDeviceGetMemoryInfo_v2", rc);
+                }
+            }
             MemorySegment m = a.allocate(MEMORY);
             check("nvmlDeviceGetMemoryInfo", call(() -> (int) memoryInfo.invokeExact(device, m)));
             return new Memory(field(m, MEMORY, "total"), field(m, MEMORY, "free"), field(m, MEMORY, "used"));

@@ -78,6 +78,18 @@ class NvmlBackendTest {
     }
 
     @Test
+    void memoryInUseLeavesOutWhatTheDriverReservesWhereNvmlCanTell() throws Throwable {
+        // Seen on an H200 with driver 580: nvmlMemory_t's used said 615 MiB on an idle GPU, nvidia-smi 0.
+        try (NvmlBackend nvml = open()) {
+            assertThat(nvml.sample().get(0).memoryUsedMib()).as("v2: 4096 MiB used, 512 reserved").isEqualTo(4096);
+        }
+        NvmlStandin.memoryV2(false);
+        try (NvmlBackend nvml = open()) {
+            assertThat(nvml.sample().get(0).memoryUsedMib()).as("v1 only: reserved counted as used").isEqualTo(4096 + 512);
+        }
+    }
+
+    @Test
     void processQueryFollowsTheCountProtocolWhenProcessesStartInBetween() throws Throwable {
         NvmlStandin.clearProcesses(1);
         for (int i = 0; i < 40; i++) NvmlStandin.addProcess(1, 5000 + i, 100 + i);

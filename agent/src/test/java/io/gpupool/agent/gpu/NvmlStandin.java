@@ -22,7 +22,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 public final class NvmlStandin {
 
     private static Path library;
-    private static MethodHandle reset, failInit, initCalls, shutdownCalls, loseGpu, clearProcesses, addProcess, grow;
+    private static MethodHandle reset, failInit, memoryV2, initCalls, shutdownCalls, loseGpu, clearProcesses, addProcess, grow;
 
     private NvmlStandin() {
     }
@@ -35,6 +35,7 @@ public final class NvmlStandin {
             Linker linker = Linker.nativeLinker();
             reset = linker.downcallHandle(l.findOrThrow("standin_reset"), FunctionDescriptor.ofVoid());
             failInit = linker.downcallHandle(l.findOrThrow("standin_fail_init"), FunctionDescriptor.ofVoid(JAVA_INT));
+            memoryV2 = linker.downcallHandle(l.findOrThrow("standin_memory_v2"), FunctionDescriptor.ofVoid(JAVA_INT));
             initCalls = linker.downcallHandle(l.findOrThrow("standin_init_calls"), FunctionDescriptor.of(JAVA_INT));
             shutdownCalls = linker.downcallHandle(l.findOrThrow("standin_shutdown_calls"), FunctionDescriptor.of(JAVA_INT));
             loseGpu = linker.downcallHandle(l.findOrThrow("standin_lose_gpu"), FunctionDescriptor.ofVoid(JAVA_INT));
@@ -52,6 +53,11 @@ public final class NvmlStandin {
 
     public static void failInit(int nvmlReturn) throws Throwable {
         failInit.invokeExact(nvmlReturn);
+    }
+
+    /** false: nvmlDeviceGetMemoryInfo_v2 answers NOT_SUPPORTED, as a driver older than the function would. */
+    public static void memoryV2(boolean on) throws Throwable {
+        memoryV2.invokeExact(on ? 1 : 0);
     }
 
     public static int initCalls() throws Throwable {

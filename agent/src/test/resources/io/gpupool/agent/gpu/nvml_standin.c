@@ -4,7 +4,8 @@
  * signatures, struct layouts and return codes, and answers with known data:
  *
  *   GPU 0  GPU-0a0a0a0a-0000-4000-8000-000000000000  "NVIDIA A100-SXM4-80GB"  bus 0x07
- *          81920 MiB total, 4096 MiB used, 37 % busy, 45 C, 123.456 W
+ *          81920 MiB total, 4096 MiB used and 512 MiB reserved (nvmlMemory_t's used counts the reserved in,
+ *          nvmlMemory_v2_t's does not), 37 % busy, 45 C, 123.456 W
  *          processes: pid 4242 with 2048 MiB, pid 4343 with NVML_VALUE_NOT_AVAILABLE
  *          NVLink 0 and 1 up to bus 0x0F (GPU 1), link 2 down, link 3 to bus 0x80 (an NVSwitch)
  *   GPU 1  GPU-1b1b1b1b-1111-4111-8111-111111111111  "NVIDIA A100-SXM4-80GB"  bus 0x0F
@@ -28,6 +29,7 @@ enum {
     NVML_ERROR_INSUFFICIENT_SIZE = 7,
     NVML_ERROR_DRIVER_NOT_LOADED = 9,
     NVML_ERROR_GPU_IS_LOST = 15,
+    NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
     NVML_ERROR_UNKNOWN = 999
 };
 
@@ -37,6 +39,8 @@ enum {
 #define LINKS 4
 
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct { unsigned int version; unsigned long long total, reserved, free, used; } nvmlMemory_v2_t;
+#define NVML_STRUCT_VERSION_MEMORY_2 ((unsigned int) sizeof(nvmlMemory_v2_t) | (2u << 24))
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
 typedef struct {
     unsigned int pid;
@@ -51,12 +55,13 @@ typedef struct {
 
 /* The layouts the Java side declares; a mismatch fails the build of this library, not a test at run time. */
 _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t is 24 bytes");
+_Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t is 40 bytes");
 _Static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t is 24 bytes");
 _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t is 68 bytes");
 
 struct standin_gpu {
     const char *uuid, *name;
-    unsigned long long total, used;
+    unsigned long long total, used, reserved;
     unsigned int util, temp, milliwatts;
     int power_rc;
     unsigned int bus;
@@ -70,7 +75,7 @@ struct standin_gpu {
 typedef struct standin_gpu *nvmlDevice_t;
 
 static struct standin_gpu gpus[2];
-static int initialized, init_result, init_calls, shutdown_calls;
+static int initialized, init_result, init_calls, shutdown_calls, memory_v2;
 
 static void add_process(struct standin_gpu *g, unsigned int pid, unsigned long long bytes) {
     if (g->nprocs >= MAX_PROCESSES) return;
@@ -86,11 +91,13 @@ void standin_reset(void) {
     initialized = 0;
     init_result = NVML_SUCCESS;
     init_calls = shutdown_calls = 0;
+    memory_v2 = 1;
 
     gpus[0].uuid = "GPU-0a0a0a0a-0000-4000-8000-000000000000";
     gpus[0].name = "NVIDIA A100-SXM4-80GB";
     gpus[0].total = 81920 * MIB;
     gpus[0].used = 4096 * MIB + 65536;
+    gpus[0].reserved = 512 * MIB;
     gpus[0].util = 37;
     gpus[0].temp = 45;
     gpus[0].milliwatts = 123456;
@@ -116,6 +123,8 @@ __attribute__((constructor)) static void standin_load(void) { standin_reset(); }
 
 /* ---- test controls ---- */
 void standin_fail_init(int rc) { init_result = rc; }
+/* 0: nvmlDeviceGetMemoryInfo_v2 answers NOT_SUPPORTED, as on a driver before it (the agent uses v1). */
+void standin_memory_v2(int on) { memory_v2 = on; }
 int standin_init_calls(void) { return init_calls; }
 int standin_shutdown_calls(void) { return shutdown_calls; }
 void standin_lose_gpu(unsigned int gpu) { gpus[gpu].lost = 1; }
@@ -214,8 +223,20 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m) {
     REQUIRE_GPU(d);
     if (m == NULL) return NVML_ERROR_INVALID_ARGUMENT;
     m->total = d->total;
+    m->used = d->used + d->reserved;
+    m->free = d->total - d->used - d->reserved;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m) {
+    REQUIRE_GPU(d);
+    if (m == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    if (!memory_v2) return NVML_ERROR_NOT_SUPPORTED;
+    if (m->version != NVML_STRUCT_VERSION_MEMORY_2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    m->total = d->total;
+    m->reserved = d->reserved;
     m->used = d->used;
-    m->free = d->total - d->used;
+    m->free = d->total - d->used - d->reserved;
     return NVML_SUCCESS;
 }
 
