@@ -165,9 +165,14 @@ PY
     gpupool submit --gpus 1 --milli 250 --mem 16384 --name within -- "${run[@]}" "$dir/within.py"
   }
   check e2e-submit.txt submit_all
-  busy() { for _ in 1 2 3; do sleep 5; gpupool nodes; done; }
+  # the node's table and the pool's GPU telemetry (NVML's memory in use and utilization) while the jobs run
+  busy() {
+    for _ in 1 2 3 4; do
+      sleep 5; gpupool nodes
+      curl -fsS -H "Authorization: Bearer $admin" "$GPUPOOL_SERVER/api/v1/pool" | grep -o '"telemetry":{[^}]*}'
+    done
+  }
   check e2e-nodes-busy.txt busy
-  check e2e-pool.json curl -fsS -H "Authorization: Bearer $admin" "$GPUPOOL_SERVER/api/v1/pool"
   for j in j1 j2 j3; do
     check "e2e-$j.log" timeout 150 "$JAVA" -jar "$JAR" logs --follow "$j"
     check "e2e-$j.status" gpupool status "$j"
