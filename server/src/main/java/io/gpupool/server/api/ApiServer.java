@@ -54,14 +54,26 @@ public final class ApiServer implements AutoCloseable {
      * listener closes), JSON errors also for what Jetty answers before Javalin sees the request, virtual threads and the
      * dashboard's files.
      */
-    static void listener(io.javalin.config.JavalinConfig cfg, String host, int port, TlsFiles.Identity tls, io.gpupool.server.ha.Replica replica) {
+    /**
+     * No acceptor threads: the selector accepts, without blocking. Jetty stops an acceptor thread by interrupting it,
+     * and a blocking accept interrupted after the kernel accepted a connection throws ClosedByInterruptException and
+     * never closes the new socket (ServerSocketChannelImpl.accept): a request in flight at a takeover then waited for
+     * its client's time-out (StandbyServerTest: in most of its rounds).
+     */
+    public static final int ACCEPTORS = 0;
+
+    /** The port's connector; close what it leaves open with the returned {@link LeftoverConnections} after the stop. */
+    static LeftoverConnections listener(io.javalin.config.JavalinConfig cfg, String host, int port, TlsFiles.Identity tls,
+                                        io.gpupool.server.ha.Replica replica) {
+        LeftoverConnections leftovers = new LeftoverConnections();
         cfg.jetty.addConnector((server, http) -> {
-            ServerConnector connector = tls == null ? new ServerConnector(server, new HttpConnectionFactory(http))
+            ServerConnector connector = tls == null ? new ServerConnector(server, ACCEPTORS, -1, new HttpConnectionFactory(http))
                     : HttpsConnector.create(server, http, tls);
             connector.setHost(host);
             connector.setPort(port);
             connector.setReusePort(replica.replicated());
             connector.setAcceptQueueSize(ACCEPT_BACKLOG);
+            connector.getSelectorManager().addEventListener(leftovers);
             return connector;
         });
         cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
@@ -73,11 +85,13 @@ public final class ApiServer implements AutoCloseable {
             sf.directory = "/public";
             sf.location = Location.CLASSPATH;
         });
+        return leftovers;
     }
     /** Seconds a client waits before it retries after a 503 (the store is down or the service overloaded). */
     static final int RETRY_AFTER_UNAVAILABLE_S = 2;
     static final String VERSION_PATH = "/api/v1/version";
     private final Javalin app;
+    private LeftoverConnections leftovers;
     private RouteTable table;
     private final Tokens tokens;
     private final RateLimiter limiter;
@@ -93,7 +107,7 @@ public final class ApiServer implements AutoCloseable {
         this.app = Javalin.create(cfg -> {
             cfg.jetty.host = host;
             cfg.jetty.port = port;
-            listener(cfg, host, port, tls, replica);
+            leftovers = listener(cfg, host, port, tls, replica);
             cfg.http.maxRequestSize = 1_048_576L;
             cfg.http.prefer405over404 = true;
             cfg.router.ignoreTrailingSlashes = true;
@@ -213,5 +227,6 @@ public final class ApiServer implements AutoCloseable {
     @Override
     public void close() {
         app.stop();
+        leftovers.closeAll();
     }
 }

@@ -16,11 +16,12 @@ import java.util.Map;
 public final class StandbyServer implements AutoCloseable {
     private final Javalin app;
     private final boolean secure;
+    private LeftoverConnections leftovers;
 
     public StandbyServer(String host, int port, TlsFiles.Identity tls, Replica replica) {
         this.secure = tls != null;
         this.app = Javalin.create(cfg -> {
-            ApiServer.listener(cfg, host, port, tls, replica);
+            leftovers = ApiServer.listener(cfg, host, port, tls, replica);
             // after the listener's: a standby's own failures are 503s naming the active, never 500s. Its stop is not graceful:
             // a graceful one stops accepting but keeps its socket in the port's SO_REUSEPORT group meanwhile, where the kernel
             // goes on queueing new connections that nobody accepts (seen: takeovers seconds slower)
@@ -83,5 +84,6 @@ public final class StandbyServer implements AutoCloseable {
     @Override
     public void close() {
         app.stop();
+        leftovers.closeAll();
     }
 }

@@ -1,5 +1,7 @@
 package io.gpupool.server.tls;
 
+import io.gpupool.server.api.ApiServer;
+
 import org.eclipse.jetty.http.BadMessageException;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.EndPoint;
@@ -55,6 +57,6 @@ public final class HttpsConnector {
                 upgradeToConnectionFactory(plainRefusal, connector, endPoint);
             }
         };
-        return new ServerConnector(server, detector, handshake, httpsRequests);
+        return new ServerConnector(server, ApiServer.ACCEPTORS, -1, detector, handshake, httpsRequests);
     }
 }

@@ -20,7 +20,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A standby's port (high availability): every API call and agent report is refused with a 503 that names the active
  * replica, also while its listener closes at a takeover with requests in flight: a client then gets that 503 or a
- * closed connection (both retried elsewhere), never another status (a 500 was seen once in HaFailoverBench).
+ * closed connection (both retried elsewhere), never another status (a 500 was seen once in HaFailoverBench) and never
+ * silence (a connection accepted as the listener stopped was left open, unread, in most rounds before
+ * LeftoverConnections and ApiServer.ACCEPTORS).
  */
 class StandbyServerTest {
     private static final String ACTIVE = "http://127.0.0.1:9";
@@ -53,7 +55,7 @@ class StandbyServerTest {
     void closing_with_submissions_in_flight_answers_only_503s_or_closes_connections() throws Exception {
         Map<String, AtomicInteger> outcomes = new ConcurrentHashMap<>();
         String body = "{\"command\":[\"sh\"],\"pad\":\"" + "x".repeat(4000) + "\"}";
-        for (int round = 0; round < 5; round++) {
+        for (int round = 0; round < 10; round++) {
             StandbyServer s = new StandbyServer("127.0.0.1", 0, null, standby()).start();
             URI jobs = URI.create("http://127.0.0.1:" + s.port() + "/api/v1/jobs");
             CountDownLatch answered = new CountDownLatch(8);
@@ -87,9 +89,8 @@ class StandbyServerTest {
             s.close();
             for (Thread t : clients) t.join();
         }
-        // no other status, a 500 least of all; a request Jetty accepted as it stopped may go unanswered (the client's time-out
-        // ends it: docs/architecture.md, "High availability")
-        assertThat(outcomes.keySet()).as("outcomes: %s", outcomes).isSubsetOf("503 naming the active", "connection closed or refused", "no answer in 8 s");
+        // no other status, a 500 least of all, and no request left unanswered until the client's time-out
+        assertThat(outcomes.keySet()).as("outcomes: %s", outcomes).isSubsetOf("503 naming the active", "connection closed or refused");
         assertThat(outcomes.get("503 naming the active").get()).isGreaterThan(8);
     }
 }
