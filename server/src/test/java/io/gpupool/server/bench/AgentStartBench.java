@@ -78,9 +78,9 @@ class AgentStartBench {
                 Result b = run(s, token, SLOTS, List.of("sleep", "600"), "burst-" + r);
                 long[] cpu1 = cpu(agents);
                 System.out.printf(Locale.ROOT, "burst %d: %d jobs started in %.2f s = %.0f jobs/s (submissions took %.2f s, the server placed the last "
-                                + "at %.2f s; %s); CPU per job: agents %.2f ms, server+client %.2f ms; load average %s%n",
+                                + "at %.2f s; %s); CPU per job: agents %.2f ms, server+client %.2f ms (server %.2f ms); load average %s%n",
                         r + 1, SLOTS, b.seconds(), SLOTS / b.seconds(), b.submitSeconds(), b.placedSeconds(), b.placementToSpawn(),
-                        perJob(cpu1[0] - cpu0[0], SLOTS), perJob(cpu1[1] - cpu0[1], SLOTS), loadAverage());
+                        perJob(cpu1[0] - cpu0[0], SLOTS), perJob(cpu1[1] - cpu0[1], SLOTS), serverPerJob(cpu1[1] - cpu0[1], b, SLOTS), loadAverage());
                 cancelAll(s, token, b.ids());
                 long[] cpu2 = cpu(agents);
                 // the jobs' processes (the spawn helper, setsid, sh and the command's exec) count once reaped
@@ -91,9 +91,9 @@ class AgentStartBench {
             Result sus = run(s, token, sustained, List.of("sleep", "0.5"), "sustained");
             long[] cpu1 = cpu(agents);
             System.out.printf(Locale.ROOT, "sustained: %d jobs of 0.5 s through %d slots started in %.2f s = %.0f jobs/s; CPU per job: agents "
-                            + "%.2f ms (with the jobs' own processes), server+client %.2f ms; load average %s%n",
+                            + "%.2f ms (with the jobs' own processes), server+client %.2f ms (server %.2f ms); load average %s%n",
                     sustained, SLOTS, sus.seconds(), sustained / sus.seconds(), perJob(cpu1[0] - cpu0[0], sustained),
-                    perJob(cpu1[1] - cpu0[1], sustained), loadAverage());
+                    perJob(cpu1[1] - cpu0[1], sustained), serverPerJob(cpu1[1] - cpu0[1], sus, sustained), loadAverage());
         } finally {
             if (recording != null) {
                 recording.dump(Path.of(jfr, "server.jfr"));
@@ -104,13 +104,17 @@ class AgentStartBench {
         }
     }
 
-    private record Result(List<String> ids, double seconds, double submitSeconds, double placedSeconds, String placementToSpawn) {}
+    /** clientCpuNanos: what the bench's 16 clients (their threads and the HTTP client's) used while submitting. */
+    private record Result(List<String> ids, double seconds, double submitSeconds, double placedSeconds, String placementToSpawn,
+                          long clientCpuNanos) {}
 
     /** Submits {@code n} jobs from 16 clients, waits until every one has been started by its agent. */
     private Result run(TestServer s, String token, int n, List<String> command, String name) throws Exception {
         List<String> ids = new ArrayList<>();
         long t0 = System.currentTimeMillis();
-        try (ExecutorService clients = Executors.newFixedThreadPool(16)) {
+        long clientCpu;
+        try (ExecutorService clients = Executors.newFixedThreadPool(16, r -> new Thread(r, "bench-client"))) {
+            long clientCpu0 = clientCpuNanos();
             List<Future<String>> f = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 int k = i;
@@ -118,12 +122,13 @@ class AgentStartBench {
                         "gpuMemMib", 1024, "command", command)).text("id")));
             }
             for (Future<String> x : f) ids.add(x.get());
+            clientCpu = clientCpuNanos() - clientCpu0; // before the pool's threads end and take their counts with them
         }
         double submitted = (System.currentTimeMillis() - t0) / 1000.0;
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
         while (true) {
             long[] st = started(s, name);
-            if (st[0] >= n) return new Result(ids, (st[1] - t0) / 1000.0, submitted, (st[2] - t0) / 1000.0, placedToStarted(s, name));
+            if (st[0] >= n) return new Result(ids, (st[1] - t0) / 1000.0, submitted, (st[2] - t0) / 1000.0, placedToStarted(s, name), clientCpu);
             if (System.nanoTime() > deadline) throw new AssertionError("only " + st[0] + " of " + n + " started");
             Thread.sleep(50);
         }
@@ -174,6 +179,28 @@ class AgentStartBench {
         // fields 14-17 of /proc/PID/stat: utime stime cutime cstime (f[0] is field 3)
         long t = Long.parseLong(f[11]) + Long.parseLong(f[12]);
         return children ? t + Long.parseLong(f[13]) + Long.parseLong(f[14]) : t;
+    }
+
+    /**
+     * CPU used so far by the threads that belong to the bench's clients, not to the server: the client pool's and
+     * the JDK HTTP client's (its selector and workers). The server's own threads are Jetty's (virtual threads on
+     * the common carriers), the engine loop, the store writer; GC and the JIT are counted to the server.
+     */
+    private static long clientCpuNanos() {
+        java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long sum = 0;
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().startsWith("bench-client") || t.getName().startsWith("HttpClient-")) {
+                long c = mx.getThreadCpuTime(t.threadId());
+                if (c > 0) sum += c;
+            }
+        }
+        return sum;
+    }
+
+    /** The JVM's CPU per job less its clients': the server's share (with the bench's own light polling of the store). */
+    private static double serverPerJob(long jvmTicks, Result r, int jobs) {
+        return (jvmTicks * 10.0 - r.clientCpuNanos() / 1e6) / jobs;
     }
 
     private static double perJob(long ticks, int jobs) {
