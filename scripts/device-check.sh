@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Runs the node agent's GPU discovery on a real GPU machine and prints what it finds, next to
-# nvidia-smi's own view, so the NVML binding (FFM) and the nvidia-smi fallback can be checked against
-# the driver. Short and self-contained: nothing is built on the GPU machine.
+# A GPU server's acceptance check for gpupool: the node agent's GPU discovery (NVML through FFM, and the
+# nvidia-smi fallback) beside nvidia-smi's own view, then a server and an agent on the machine running jobs on
+# the real GPU as an ordinary account (device filter, memory guard, telemetry). Ends with a verdict, one PASS or
+# FAIL line per property, and exits with the number of failures. Nothing is built on the GPU machine.
 #
-#   scripts/device-check.sh --prepare   on the build machine: builds cli/target/gpupool.jar and a small
-#                                       Java runtime (jlink) in target/device-jre, so the GPU machine
-#                                       needs neither Maven nor a JDK; prints what to carry there
-#   scripts/device-check.sh             on the GPU machine: prints the checks, keeps each one's output in
-#                                       target/device-check/, and when $OUT is set (the device tool's output
-#                                       folder) copies the transcript and the NVML inventory JSON there
+#   scripts/device-check.sh --prepare   on the build machine: builds the jar and packs target/device-kit.tar.xz
+#                                       (a trimmed jar and a jlink runtime, 35 MB), so the GPU machine needs
+#                                       neither Maven nor a JDK
+#   scripts/device-check.sh             on the GPU machine (root, for the job account and cgroups): runs the
+#                                       checks, keeps each one's output in target/device-check/, and when $OUT is
+#                                       set (the device tool's output folder) copies the transcript there
+#   DEVICE_CHECK_FAKE=1 scripts/device-check.sh   rehearses the end-to-end part with a fake GPU
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$PWD"
@@ -85,7 +87,7 @@ check gpus-auto.txt gpupool gpus
 
 # With PyTorch on the machine: a process holding GPU memory must show up with that memory (what the
 # agent's memory guard reads); torch reserves in its caching allocator and NVML counts the context too.
-if command -v python3 >/dev/null && timeout 60 python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+if [ "$TORCH" = 1 ]; then
   python3 -c "import torch,time; x=torch.empty(1024**3, dtype=torch.uint8, device='cuda'); print('holding 1 GiB', flush=True); time.sleep(20)" &
   holder=$!
   sleep 8
@@ -103,14 +105,15 @@ e2e
 # the job's device filter (its GPU, nvidiactl, nvidia-uvm). DEVICE_CHECK_FAKE=1 rehearses the plumbing without
 # a GPU.
 e2e() {
-  local dir=/tmp/gpupool-e2e port=18080 admin=device-check-admin-token-0001
+  local dir=/tmp/gpupool-e2e admin=device-check-admin-token-0001 port
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   local py; py="$(command -v python3 || true)"
   local agentgpus=(--backend nvml)
   if [ -n "${DEVICE_CHECK_FAKE:-}" ]; then agentgpus=(--fake-gpus 1xH200 --fake-device-dir "$dir/dev"); fi
   rm -rf "$dir"; mkdir -p "$dir"; chmod 755 "$dir"
   export GPUPOOL_SERVER="http://127.0.0.1:$port" GPUPOOL_TOKEN="$admin"
   section "e2e: server and agent (${agentgpus[*]})"
-  gpupool server --data "$dir/data" --host 127.0.0.1 --port "$port" --admin-token "$admin" --policy fcfs >"$dir/server.log" 2>&1 &
+  "$JAVA" -jar "$JAR" server --data "$dir/data" --host 127.0.0.1 --port "$port" --admin-token "$admin" --policy fcfs >"$dir/server.log" 2>&1 &
   local server=$!
   for _ in $(seq 1 60); do curl -fsS "$GPUPOOL_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.5; done
   local join; join=$(curl -fsS -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' \
@@ -119,7 +122,7 @@ e2e() {
   curl -fsS -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' -X POST "$GPUPOOL_SERVER/api/v1/tenants" \
       -d '{"name":"lab","weight":1}' >/dev/null
   local member; member=$(gpupool token lab --label device --unix-user gpujob | grep -o 'gp_[A-Za-z0-9_-]*' | head -1)
-  gpupool agent --server "$GPUPOOL_SERVER" --token "$join" --node-name gpu1 --work-dir "$dir/agent" \
+  "$JAVA" -jar "$JAR" agent --server "$GPUPOOL_SERVER" --token "$join" --node-name gpu1 --work-dir "$dir/agent" \
       "${agentgpus[@]}" --memory-policy kill --kill-grace 3 >"$dir/agent.log" 2>&1 &
   local agent=$!
   for _ in $(seq 1 60); do gpupool nodes 2>/dev/null | grep -q gpu1 && break; sleep 0.5; done
@@ -127,7 +130,7 @@ e2e() {
   sed -n 1,15p "$dir/agent.log"
 
   local probe="import os,sys; print('uid', os.getuid(), 'CUDA_VISIBLE_DEVICES', os.environ.get('CUDA_VISIBLE_DEVICES'), flush=True)"
-  if [ -z "${DEVICE_CHECK_FAKE:-}" ] && [ -n "$py" ]; then
+  if [ "$TORCH" = 1 ]; then
     cat >"$dir/whole.py" <<PY
 $probe
 import torch, time
@@ -183,7 +186,63 @@ PY
   section "e2e: server log (last 40 lines)"; tail -40 "$dir/server.log"
 }
 
+# The verdict: what a GPU server must show for gpupool to run jobs on it as designed. Each line PASS or FAIL;
+# the script's exit code is the number of failures. Without a GPU (DEVICE_CHECK_FAKE=1) only what a fake node
+# can show is judged.
+verdict() {
+  python3 - "$OUTDIR" "${DEVICE_CHECK_FAKE:-}" "$TORCH" <<'PY'
+import json, os, re, sys
+out, fake, torch = sys.argv[1], bool(sys.argv[2]), sys.argv[3] == "1"
+def read(name):
+    try:
+        return open(os.path.join(out, name)).read()
+    except OSError:
+        return ""
+failed = 0
+def judge(ok, what):
+    global failed
+    print(("PASS  " if ok else "FAIL  ") + what)
+    failed += 0 if ok else 1
+if not fake:
+    smi = [[f.strip() for f in l.split(",")] for l in read("smi-query.csv").splitlines() if l.strip()]
+    try:
+        nvml = json.loads(read("gpus-nvml.json"))
+    except ValueError:
+        nvml = {"inventory": {"gpus": []}, "telemetry": []}
+    smi_gpus = {r[1]: (int(r[3]), int(r[4])) for r in smi if len(r) > 4}
+    nvml_gpus = {g["uuid"]: g["memory_total_mib"] for g in nvml["inventory"]["gpus"]}
+    judge(smi_gpus and set(smi_gpus) == set(nvml_gpus), f"NVML finds the GPUs nvidia-smi lists ({len(nvml_gpus)} of {len(smi_gpus)})")
+    judge(all(nvml_gpus.get(u) == t for u, (t, _) in smi_gpus.items()), "NVML and nvidia-smi agree on each GPU's memory")
+    used = {t["uuid"]: t["memory_used_mib"] for t in nvml["telemetry"]}
+    judge(all(used.get(u) is not None and abs(used[u] - m) <= 64 for u, (_, m) in smi_gpus.items()),
+          "NVML's memory in use is nvidia-smi's, within 64 MiB (driver-reserved memory not counted)")
+    if torch:
+        held = [int(m) for m in re.findall(r"\b\d+:(\d+)MiB", read("gpus-with-process.txt"))]
+        judge(any(m >= 1024 for m in held), f"a process holding 1 GiB shows with at least that (seen: {held} MiB)")
+logs = {j: read(f"e2e-{j}.log") for j in ("j1", "j2", "j3")}
+status = {j: read(f"e2e-{j}.status") for j in ("j1", "j2", "j3")}
+uids = [int(u) for l in logs.values() for u in re.findall(r"^uid (\d+)", l, re.M)]
+judge(len(uids) == 3 and all(u != 0 for u in uids), f"jobs run as an ordinary account, not root (uids {uids})")
+judge(all(re.search(r"CUDA_VISIBLE_DEVICES GPU-", l) for l in logs.values()), "each job's CUDA_VISIBLE_DEVICES names its GPU")
+judge(" SUCCEEDED " in status["j1"], "the whole-GPU job succeeded")
+judge(" SUCCEEDED " in status["j3"], "the 25% / 16 GiB job holding 4 GiB ran to its end")
+if not fake and torch:
+    judge("devices 1" in logs["j1"] and "matmul loop done" in logs["j1"], "CUDA ran inside the job's device filter")
+    judge(" FAILED " in status["j2"] and "exceeded its GPU memory grant" in status["j2"],
+          "the memory guard stopped the 50% / 8 GiB job that took 22 GiB")
+    utils = [float(u) for u in re.findall(r'"utilPercent":([0-9.]+)', read("e2e-nodes-busy.txt"))]
+    judge(any(u > 0 for u in utils), f"the pool's telemetry showed the GPU busy while the matmul job ran ({utils})")
+print(f"device-check: {failed} check(s) failed")
+sys.exit(failed)
+PY
+}
+
+TORCH=0
+if [ -z "${DEVICE_CHECK_FAKE:-}" ] && command -v python3 >/dev/null && timeout 60 python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then TORCH=1; fi
 main 2>&1 | tee "$OUTDIR/device-check.log"
 echo
+verdict | tee "$OUTDIR/verdict.txt"
+rc=${PIPESTATUS[0]}
 echo "device-check: outputs in $OUTDIR"
-if [ -n "${OUT:-}" ]; then cp "$OUTDIR/device-check.log" "$OUTDIR/gpus-nvml.json" "$OUT"/ 2>/dev/null; fi
+if [ -n "${OUT:-}" ]; then cp "$OUTDIR/device-check.log" "$OUTDIR/gpus-nvml.json" "$OUTDIR/verdict.txt" "$OUT"/ 2>/dev/null; fi
+exit "$rc"
