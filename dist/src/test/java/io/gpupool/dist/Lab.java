@@ -86,11 +86,14 @@ final class Lab implements AutoCloseable {
                 "useradd() { :; }",
                 "chown() { [ -e \"${!#}\" ]; }",
                 "systemctl() { \"$LAB/systemctl\" \"$@\"; }",
-                // at the end, the state for the next step: what came before, the environment, and the variables this step made
+                // at the end, the state for the next step: the environment and the variables this step made, appended to what
+                // came before where they differ from what the last run appended (most runs, the test's polls, change nothing)
                 "__lab_before=\"$(compgen -v | sort)\"",
-                "trap '__lab_rc=$?; set +e; { cat \"" + state + "\"; declare -px | grep -Ev \"^declare -[a-zA-Z]*r\"; "
-                        + "comm -13 <(echo \"$__lab_before\") <(compgen -v | sort) | grep -vx -e __lab_before -e __lab_rc | while read -r v; do declare -p \"$v\"; done; "
-                        + "} > \"" + state + ".new\" && mv \"" + state + ".new\" \"" + state + "\"; exit $__lab_rc' EXIT",
+                "trap '__lab_rc=$?; set +e; { declare -px | grep -Ev \"^declare -[a-zA-Z]*r\"; "
+                        // (grep finding nothing, where the step made no variable, is no failure)
+                        + "comm -13 <(echo \"$__lab_before\") <(compgen -v | sort) | { grep -vx -e __lab_before -e __lab_rc || true; } | while read -r v; do declare -p \"$v\"; done; "
+                        + "} > \"" + state + ".new\" && if ! cmp -s \"" + state + ".new\" \"" + state + ".last\"; then "
+                        + "cat \"" + state + ".new\" >> \"" + state + "\" && mv \"" + state + ".new\" \"" + state + ".last\"; fi; exit $__lab_rc' EXIT",
                 "");
         long t0 = System.nanoTime();
         Result r = sh(List.of("bash", "-c", prelude + rewritten), null);
