@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Services the server module's tests need (sourced by .ci/run; usable by hand: `source .ci/services.sh`):
 #   - a throwaway PostgreSQL cluster in a temp dir on a free loopback port -> GPUPOOL_TEST_PG_URL
+#     (dist's InstallDocTest starts a cluster of its own from the same binaries, /usr/lib/postgresql/N/bin)
 #   - Chromium and chromedriver from Debian's packages                   -> GPUPOOL_TEST_CHROMIUM, GPUPOOL_TEST_CHROMEDRIVER
 #   - gcc (the agent's NVML test compiles a stand-in libnvidia-ml)
 #   - sqlite3, curl, openssl, systemd-analyze (dist's tests run docs/install.md and verify the systemd units)

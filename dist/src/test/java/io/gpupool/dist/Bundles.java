@@ -38,15 +38,20 @@ final class Bundles {
      * copy named gpupool-0.2.0 for the upgrade step.
      */
     static void placeBundles(Path home, InstallDoc doc) throws IOException, InterruptedException {
-        Matcher m = Pattern.compile("(?m)^BUNDLE=(\\S+)").matcher(doc.step("install"));
-        if (!m.find() || !m.group(1).equals(name()))
-            throw new AssertionError("docs/install.md's install step must name the bundle this build makes: BUNDLE=" + name());
-        Files.copy(tarball(), home.resolve(name() + ".tar.gz"));
+        placeBundle(home, doc);
         Path work = Files.createDirectory(home.resolve("repack"));
         unpack(work);
         Files.move(work.resolve(name()), work.resolve("gpupool-0.2.0"));
         run(work, "sh", "-c", "tar -cf - gpupool-0.2.0 | gzip -1 > ../gpupool-0.2.0.tar.gz && rm -rf gpupool-0.2.0");
         Files.delete(work);
+    }
+
+    /** Puts the bundle where docs/install.md's install step expects it (its BUNDLE= line must name this version). */
+    static void placeBundle(Path home, InstallDoc doc) throws IOException {
+        Matcher m = Pattern.compile("(?m)^BUNDLE=(\\S+)").matcher(doc.step("install"));
+        if (!m.find() || !m.group(1).equals(name()))
+            throw new AssertionError("docs/install.md's install step must name the bundle this build makes: BUNDLE=" + name());
+        Files.copy(tarball(), home.resolve(name() + ".tar.gz"));
     }
 
     /** A tool a test needs: where it is missing the test is skipped with the message, or fails in CI (GPUPOOL_CI=1, .ci/run installs it). */

@@ -16,9 +16,12 @@ import java.util.concurrent.TimeUnit;
  * One machine standing in for a lab's head node and GPU servers, for running docs/install.md's commands on loopback:
  * {@code /opt}, {@code /etc}, {@code /var} and {@code /usr/local} are directories under {@link #root}, the server's
  * name is localhost and its port a free one ({@code lab.sed} rewrites the page's commands, the units and the
- * environment files alike), {@code sudo} runs the command as is, {@code useradd} and {@code chown} do nothing (one
- * account), {@code systemctl} is the stand-in of resources/io/gpupool/dist/systemctl. Each step runs in a bash of its
- * own in {@link #home} (where the bundles lie); the variables a step sets or exports reach the next ones.
+ * environment files alike), {@code sudo} runs the command as is ({@code sudo -u USER} with USER as PostgreSQL's user
+ * name, libpq's default being the account's name), {@code useradd} and {@code chown} do nothing (one account),
+ * {@code systemctl} is the stand-in of resources/io/gpupool/dist/systemctl. Each step runs in a bash of its own in
+ * {@link #home} (where the bundles lie); the variables a step sets or exports reach the next ones. A second head node
+ * (docs/install.md, section 11) is a second Lab on the same {@link Net}; the database machine's PostgreSQL is
+ * {@link LabPostgres}, reached as {@code db.example.com:5432} and, through its socket, as libpq's default server.
  */
 final class Lab implements AutoCloseable {
     /** What the agent gets beyond its unit's command: this machine has no GPUs, and the test leaves cgroups alone. */
@@ -31,8 +34,19 @@ final class Lab implements AutoCloseable {
      */
     static final String SERVER_ARGS = "--node-lost-timeout 120";
 
+    /** The page's head nodes. */
+    static final String HEAD = "gpupool.example.com", HEAD_2 = "gpupool-2.example.com";
+
+    /** Where the page's machines lead on loopback: the head nodes' ports (HEAD's, HEAD_2's). */
+    record Net(int port, int port2) {
+        static Net fresh() {
+            return new Net(freePort(), freePort());
+        }
+    }
+
     final Path root;
     final Path home;
+    /** This machine's server port (the page's 8080). */
     final int port;
     private final Path state;
 
@@ -45,7 +59,11 @@ final class Lab implements AutoCloseable {
     }
 
     Lab(Path root) throws IOException {
-        // jobs run as another account when the agent is root: the lab must be reachable to it
+        this(root, Net.fresh(), HEAD, null);
+    }
+
+    /** The machine {@code host} (HEAD or HEAD_2) of the lab {@code net}; {@code db}: the database machine's PostgreSQL, or null. */
+    Lab(Path root, Net net, String host, LabPostgres db) throws IOException {
         this.root = root;
         // a root agent runs jobs as another account (nobody), which must reach their directories: the lab and its
         // parent (JUnit makes temporary directories 0700) open to all for reading and entering
@@ -53,14 +71,19 @@ final class Lab implements AutoCloseable {
         this.home = Files.createDirectories(root.resolve("home"));
         // what a Linux server has before the page's commands
         for (String d : List.of("opt", "etc/systemd/system", "var/lib", "var/backups", "usr/local/bin")) Files.createDirectories(root.resolve(d));
-        this.port = freePort();
+        this.port = host.equals(HEAD) ? net.port() : net.port2();
         this.state = root.resolve("state.sh");
-        Files.writeString(root.resolve("lab.sed"), String.join("\n",
+        List<String> sed = new ArrayList<>(List.of(
                 // a path that starts a word (not inside $LAB itself, so rewriting twice changes nothing); twice for adjacent paths
                 "s#(^|[^A-Za-z0-9_./-])/(opt|etc|var|usr/local)([/ \"':]|$)#\\1" + root + "/\\2\\3#g",
                 "s#(^|[^A-Za-z0-9_./-])/(opt|etc|var|usr/local)([/ \"':]|$)#\\1" + root + "/\\2\\3#g",
-                "s#gpupool\\.example\\.com#localhost#g",
-                "s#(^|[^0-9])8080([^0-9]|$)#\\1" + port + "\\2#g") + "\n");
+                // each head node's URL leads to its port; a port alone (--port 8080) is this machine's
+                "s#gpupool-2\\.example\\.com:8080#localhost:" + net.port2() + "#g",
+                "s#gpupool\\.example\\.com:8080#localhost:" + net.port() + "#g",
+                "s#gpupool(-2)?\\.example\\.com#localhost#g",
+                "s#(^|[^0-9])8080([^0-9]|$)#\\1" + port + "\\2#g"));
+        if (db != null) sed.addAll(List.of("s#db\\.example\\.com#127.0.0.1#g", "s#(^|[^0-9])5432([^0-9]|$)#\\1" + db.port + "\\2#g"));
+        Files.writeString(root.resolve("lab.sed"), String.join("\n", sed) + "\n");
         Path systemctl = root.resolve("systemctl");
         try (InputStream in = Lab.class.getResourceAsStream("systemctl")) {
             Files.copy(in, systemctl);
@@ -73,6 +96,8 @@ final class Lab implements AutoCloseable {
                 // as on a machine whose default java is older: bin/gpupool finds JDK 25 by itself where it is installed as
                 // usual, else (a JDK elsewhere, e.g. CI's) it is given as JAVA_HOME
                 javaHome.startsWith("/usr/lib/jvm/") ? "unset JAVA_HOME" : "export JAVA_HOME='" + javaHome + "'",
+                // the database machine's client tools and libpq's default server (a distribution's is its socket directory)
+                db == null ? "" : "export PATH='" + db.bin + "':\"$PATH\" PGHOST='" + db.socketDir() + "' PGPORT=" + db.port,
                 "") );
     }
 
@@ -82,15 +107,18 @@ final class Lab implements AutoCloseable {
         String prelude = String.join("\n",
                 "set -euo pipefail",
                 ". '" + state + "'",
-                "sudo() { \"$@\"; }",
+                "sudo() { if [ \"${1:-}\" = -u ]; then local u=\"$2\"; shift 2; PGUSER=\"$u\" \"$@\"; else \"$@\"; fi; }",
                 "useradd() { :; }",
                 "chown() { [ -e \"${!#}\" ]; }",
                 "systemctl() { \"$LAB/systemctl\" \"$@\"; }",
-                // at the end, the state for the next step: what came before, the environment, and the variables this step made
+                // at the end, the state for the next step: the environment and the variables this step made, appended to what
+                // came before where they differ from what the last run appended (most runs, the test's polls, change nothing)
                 "__lab_before=\"$(compgen -v | sort)\"",
-                "trap '__lab_rc=$?; set +e; { cat \"" + state + "\"; declare -px | grep -Ev \"^declare -[a-zA-Z]*r\"; "
-                        + "comm -13 <(echo \"$__lab_before\") <(compgen -v | sort) | grep -vx -e __lab_before -e __lab_rc | while read -r v; do declare -p \"$v\"; done; "
-                        + "} > \"" + state + ".new\" && mv \"" + state + ".new\" \"" + state + "\"; exit $__lab_rc' EXIT",
+                "trap '__lab_rc=$?; set +e; { declare -px | grep -Ev \"^declare -[a-zA-Z]*r\"; "
+                        // (grep finding nothing, where the step made no variable, is no failure)
+                        + "comm -13 <(echo \"$__lab_before\") <(compgen -v | sort) | { grep -vx -e __lab_before -e __lab_rc || true; } | while read -r v; do declare -p \"$v\"; done; "
+                        + "} > \"" + state + ".new\" && if ! cmp -s \"" + state + ".new\" \"" + state + ".last\"; then "
+                        + "cat \"" + state + ".new\" >> \"" + state + "\" && mv \"" + state + ".new\" \"" + state + ".last\"; fi; exit $__lab_rc' EXIT",
                 "");
         long t0 = System.nanoTime();
         Result r = sh(List.of("bash", "-c", prelude + rewritten), null);
@@ -132,6 +160,11 @@ final class Lab implements AutoCloseable {
             if (pid.matches("\\d+")) ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroy);
         }
         if (!left.isEmpty()) throw new IllegalStateException("could not stop " + left);
+    }
+
+    /** The URL of this machine's server, as the page's commands reach it. */
+    String url() {
+        return "https://localhost:" + port;
     }
 
     private static int freePort() {
