@@ -237,7 +237,7 @@ public final class GpupoolServer implements AutoCloseable {
      */
     static long rehearse(Plan plan, Database db, Replica replica, RecoveredState recovered) {
         long t0 = System.nanoTime();
-        Store store = new Store(db, new WriteFence(-1, () -> {}));
+        Store store = new Store(db, WriteFence.rehearsal());
         try {
             GpuTelemetry telemetry = new GpuTelemetry();
             ServiceMetrics metrics = new ServiceMetrics(telemetry);

@@ -121,7 +121,8 @@ public final class GroupCommitWriter implements AutoCloseable {
         } catch (WriteFence.Fenced e) {
             refused = e;
             healthy = false;
-            LOG.error("{}", e.getMessage());
+            if (fence.refusalExpected()) LOG.debug("rehearsal: {}", e.getMessage());
+            else LOG.error("{}", e.getMessage());
         } finally {
             // a fenced replica steps down before any answer waiting on these writes, or handed in later, could go out
             if (refused != null) {

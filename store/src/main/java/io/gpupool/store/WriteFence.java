@@ -14,14 +14,31 @@ import java.sql.SQLException;
 public final class WriteFence {
     private final long epoch;
     private final Runnable onFenced;
+    private final boolean rehearsal;
 
     /** {@code onFenced}: what the replica does once a commit was refused (steps down); runs on the writer's thread. */
     public WriteFence(long epoch, Runnable onFenced) {
+        this(epoch, onFenced, false);
+    }
+
+    private WriteFence(long epoch, Runnable onFenced, boolean rehearsal) {
         this.epoch = epoch;
         this.onFenced = onFenced;
+        this.rehearsal = rehearsal;
+    }
+
+    /**
+     * The fence of a standby's rehearsed takeover: an epoch no replica holds, so every commit is refused, as intended;
+     * the refusal is no failure and is not reported as one.
+     */
+    public static WriteFence rehearsal() {
+        return new WriteFence(-1, () -> {}, true);
     }
 
     public long epoch() { return epoch; }
+
+    /** Whether a refusal is expected (a rehearsal) rather than a replica losing its lease. */
+    boolean refusalExpected() { return rehearsal; }
 
     /** A commit refused because another replica took the lease over: never retried, never acknowledged. */
     public static final class Fenced extends RuntimeException {
