@@ -35,7 +35,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -61,8 +60,8 @@ public final class Scheduler {
     private final TenantLedger ledger;
     private final WorkloadProfile profile = new WorkloadProfile();
     private final Map<String, JobState> jobs = new HashMap<>();
-    private final Map<String, JobState> pending = new LinkedHashMap<>();
-    private final Map<String, JobState> running = new LinkedHashMap<>();
+    private final JobTable pending = new JobTable();   // in the order queued
+    private final JobTable running = new JobTable();   // in the order started
     private final Map<String, String> shapeKeys = new HashMap<>();
     private final ConcurrencyCaps caps = new ConcurrencyCaps();   // one string per job shape (JobState.internShapeKey)
     private final ReservationBook reservations = new ReservationBook();
@@ -140,7 +139,7 @@ public final class Scheduler {
             return SubmitResult.rejected(spec.id(), why);
         }
         job.internShapeKey(shapeKeys);
-        pending.put(spec.id(), job);
+        pending.put(job);
         if (standing != null) standing.add(job);
         round.arrived(job);
         profile.observe(spec);
@@ -272,7 +271,7 @@ public final class Scheduler {
         startedMs = Math.min(startedMs, nowMs);
         JobState job = new JobState(spec, seq++, startedMs, roundNote);
         jobs.put(spec.id(), job);
-        running.put(spec.id(), job);
+        running.put(job);
         job.status = JobStatus.RUNNING;
         job.allocation = held;
         job.runStartMs = startedMs;
@@ -297,7 +296,7 @@ public final class Scheduler {
         job.internShapeKey(shapeKeys);
         old.status = JobStatus.CANCELLED;   // a round that still holds the old state passes it over
         jobs.put(spec.id(), job);
-        pending.put(spec.id(), job);        // same key: its place in arrival order stays
+        pending.put(job);        // same key: its place in arrival order stays
         if (standing != null) {
             standing.remove(old);
             standing.add(job);
@@ -537,7 +536,7 @@ public final class Scheduler {
     private void start(JobState job, Allocation a, long nowMs) {
         pending.remove(job.id());
         if (standing != null) standing.remove(job);
-        running.put(job.id(), job);
+        running.put(job);
         job.status = JobStatus.RUNNING;
         job.allocation = a;
         job.runStartMs = nowMs;
@@ -564,7 +563,7 @@ public final class Scheduler {
         job.queuedSinceMs = nowMs;
         job.waitedBeforeQueueMs = job.waitedMs;
         job.preemptions++;
-        pending.put(job.id(), job);
+        pending.put(job);
         if (standing != null) standing.add(job);
     }
 
