@@ -31,6 +31,8 @@ public final class JobState {
     private long trueRuntimeMs;
     private RuntimePredictor predictedBy;   // the predictor whose view of this job `prediction` is
     private RuntimePredictor.Prediction prediction;
+    private long predictedAtVersion = RuntimePredictor.UNKNOWN_VERSION;   // the predictor's version predictedMs is of
+    private long predictedMs;
     String capGroup;   // the group whose cap this job counts against (Scheduler.capConcurrency), or null
     String holdReason; // non-null while the job is held (Scheduler.hold): it stays queued but is not placed
     String reservation; // the advance reservation the job runs in (Scheduler.useReservation), or null
@@ -141,9 +143,16 @@ public final class JobState {
         if (predictor != predictedBy) {
             prediction = predictor.track(spec);
             predictedBy = predictor;
+            predictedAtVersion = RuntimePredictor.UNKNOWN_VERSION;
         }
+        // the answer stands while the predictor's version does (rounds of arrivals ask every queued job again)
+        long version = predictor.version();
+        if (version != RuntimePredictor.UNKNOWN_VERSION && version == predictedAtVersion) return predictedMs;
         long ms = prediction.ms();
-        return spec.timeLimitMs().isPresent() ? Math.min(ms, spec.timeLimitMs().getAsLong()) : ms;
+        ms = spec.timeLimitMs().isPresent() ? Math.min(ms, spec.timeLimitMs().getAsLong()) : ms;
+        predictedAtVersion = version;
+        predictedMs = ms;
+        return ms;
     }
 
     /** Shares one string among the jobs of a shape, so that memos keyed on it compare by identity first. */

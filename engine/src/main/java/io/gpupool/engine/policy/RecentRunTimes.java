@@ -13,6 +13,7 @@ public final class RecentRunTimes {
     private final int capacity;
     private long[] values;
     private long[] sorted;      // values[0..size) in ascending order
+    private long median;        // of sorted, set at each add (readers of a prediction touch this object only)
     private int size;
     private int next;
 
@@ -44,6 +45,7 @@ public final class RecentRunTimes {
         values[next] = runMs;
         next = (next + 1) % values.length;
         if (size < values.length) size++;
+        median = size % 2 == 1 ? sorted[size / 2] : (sorted[size / 2 - 1] + sorted[size / 2]) / 2;
     }
 
     public int size() {
@@ -52,8 +54,7 @@ public final class RecentRunTimes {
 
     /** Median of the kept run times; undefined (0) when empty. */
     public long median() {
-        if (size == 0) return 0;
-        return size % 2 == 1 ? sorted[size / 2] : (sorted[size / 2 - 1] + sorted[size / 2]) / 2;
+        return median;
     }
 
     /** The kept run times, oldest first (for saving a predictor). */
