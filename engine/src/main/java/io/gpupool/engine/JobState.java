@@ -13,6 +13,7 @@ import io.gpupool.model.JobSpec;
 public final class JobState {
     private final JobSpec spec;
     private final long seq;
+    private final double gpuUnits;   // of the spec, read per queued job in every round of a keyed order (qssf, themis)
     JobStatus status = JobStatus.PENDING;
     Allocation allocation;
     long attainedBeforeMs;
@@ -46,6 +47,7 @@ public final class JobState {
 
     JobState(JobSpec spec, long seq, long nowMs, RoundNote round) {
         this.spec = spec;
+        this.gpuUnits = spec.gpuMilliDemand() / 1000.0;
         this.seq = seq;
         this.queuedSinceMs = nowMs;
         this.round = round;
@@ -181,7 +183,7 @@ public final class JobState {
 
     /** GPUs held while running, in GPU units (0.5 for a half-GPU share). */
     public double gpuUnits() {
-        return spec.gpuMilliDemand() / 1000.0;
+        return gpuUnits;
     }
 
     /** Total time spent waiting in the queue so far (over all waits). */
