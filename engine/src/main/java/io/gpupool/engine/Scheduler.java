@@ -66,6 +66,7 @@ public final class Scheduler {
     private final ConcurrencyCaps caps = new ConcurrencyCaps();   // one string per job shape (JobState.internShapeKey)
     private final ReservationBook reservations = new ReservationBook();
     private SchedulerConfig config;
+    private boolean anyTenantLimit;     // some tenant of the config has a hard limit (rounds ask per job)
     private QueuePolicy policy;
     private PlacementPipeline pipeline;
     private StandingQueue standing;     // pending jobs kept in order, for policies with a standing order
@@ -102,6 +103,7 @@ public final class Scheduler {
         }
         PlacementPipeline pl = new PlacementPipeline(newConfig.placement(), driverFilters);
         this.config = newConfig;
+        this.anyTenantLimit = newConfig.tenants().values().stream().anyMatch(TenantConfig::hasLimit);
         this.policy = p;
         this.standing = null;
         if (p instanceof StandingOrder order) {
@@ -523,6 +525,7 @@ public final class Scheduler {
             Status notYet = reservations.targetRefusal(job.reservation, lastNowMs);
             if (notYet != null) return notYet;
         }
+        if (!anyTenantLimit) return null;
         TenantConfig t = config.tenants().get(job.spec().tenant());
         if (t == null || !t.hasLimit()) return null;
         double held = ledger.account(t.name()).gpus();
