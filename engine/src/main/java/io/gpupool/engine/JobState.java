@@ -13,6 +13,7 @@ import io.gpupool.model.JobSpec;
 public final class JobState {
     private final JobSpec spec;
     private final long seq;
+    private final double gpuUnits;   // of the spec, read per queued job in every round of a keyed order (qssf, themis)
     JobStatus status = JobStatus.PENDING;
     Allocation allocation;
     long attainedBeforeMs;
@@ -31,6 +32,8 @@ public final class JobState {
     private long trueRuntimeMs;
     private RuntimePredictor predictedBy;   // the predictor whose view of this job `prediction` is
     private RuntimePredictor.Prediction prediction;
+    private long predictedAtVersion = RuntimePredictor.UNKNOWN_VERSION;   // the predictor's version predictedMs is of
+    private long predictedMs;
     String capGroup;   // the group whose cap this job counts against (Scheduler.capConcurrency), or null
     String holdReason; // non-null while the job is held (Scheduler.hold): it stays queued but is not placed
     String reservation; // the advance reservation the job runs in (Scheduler.useReservation), or null
@@ -44,6 +47,7 @@ public final class JobState {
 
     JobState(JobSpec spec, long seq, long nowMs, RoundNote round) {
         this.spec = spec;
+        this.gpuUnits = spec.gpuMilliDemand() / 1000.0;
         this.seq = seq;
         this.queuedSinceMs = nowMs;
         this.round = round;
@@ -141,9 +145,16 @@ public final class JobState {
         if (predictor != predictedBy) {
             prediction = predictor.track(spec);
             predictedBy = predictor;
+            predictedAtVersion = RuntimePredictor.UNKNOWN_VERSION;
         }
+        // the answer stands while the predictor's version does (rounds of arrivals ask every queued job again)
+        long version = predictor.version();
+        if (version != RuntimePredictor.UNKNOWN_VERSION && version == predictedAtVersion) return predictedMs;
         long ms = prediction.ms();
-        return spec.timeLimitMs().isPresent() ? Math.min(ms, spec.timeLimitMs().getAsLong()) : ms;
+        ms = spec.timeLimitMs().isPresent() ? Math.min(ms, spec.timeLimitMs().getAsLong()) : ms;
+        predictedAtVersion = version;
+        predictedMs = ms;
+        return ms;
     }
 
     /** Shares one string among the jobs of a shape, so that memos keyed on it compare by identity first. */
@@ -172,7 +183,7 @@ public final class JobState {
 
     /** GPUs held while running, in GPU units (0.5 for a half-GPU share). */
     public double gpuUnits() {
-        return spec.gpuMilliDemand() / 1000.0;
+        return gpuUnits;
     }
 
     /** Total time spent waiting in the queue so far (over all waits). */

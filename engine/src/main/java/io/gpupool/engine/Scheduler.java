@@ -35,7 +35,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -61,12 +60,13 @@ public final class Scheduler {
     private final TenantLedger ledger;
     private final WorkloadProfile profile = new WorkloadProfile();
     private final Map<String, JobState> jobs = new HashMap<>();
-    private final Map<String, JobState> pending = new LinkedHashMap<>();
-    private final Map<String, JobState> running = new LinkedHashMap<>();
+    private final JobTable pending = new JobTable();   // in the order queued
+    private final JobTable running = new JobTable();   // in the order started
     private final Map<String, String> shapeKeys = new HashMap<>();
     private final ConcurrencyCaps caps = new ConcurrencyCaps();   // one string per job shape (JobState.internShapeKey)
     private final ReservationBook reservations = new ReservationBook();
     private SchedulerConfig config;
+    private boolean anyTenantLimit;     // some tenant of the config has a hard limit (rounds ask per job)
     private QueuePolicy policy;
     private PlacementPipeline pipeline;
     private StandingQueue standing;     // pending jobs kept in order, for policies with a standing order
@@ -103,6 +103,7 @@ public final class Scheduler {
         }
         PlacementPipeline pl = new PlacementPipeline(newConfig.placement(), driverFilters);
         this.config = newConfig;
+        this.anyTenantLimit = newConfig.tenants().values().stream().anyMatch(TenantConfig::hasLimit);
         this.policy = p;
         this.standing = null;
         if (p instanceof StandingOrder order) {
@@ -140,7 +141,7 @@ public final class Scheduler {
             return SubmitResult.rejected(spec.id(), why);
         }
         job.internShapeKey(shapeKeys);
-        pending.put(spec.id(), job);
+        pending.put(job);
         if (standing != null) standing.add(job);
         round.arrived(job);
         profile.observe(spec);
@@ -272,7 +273,7 @@ public final class Scheduler {
         startedMs = Math.min(startedMs, nowMs);
         JobState job = new JobState(spec, seq++, startedMs, roundNote);
         jobs.put(spec.id(), job);
-        running.put(spec.id(), job);
+        running.put(job);
         job.status = JobStatus.RUNNING;
         job.allocation = held;
         job.runStartMs = startedMs;
@@ -297,7 +298,7 @@ public final class Scheduler {
         job.internShapeKey(shapeKeys);
         old.status = JobStatus.CANCELLED;   // a round that still holds the old state passes it over
         jobs.put(spec.id(), job);
-        pending.put(spec.id(), job);        // same key: its place in arrival order stays
+        pending.put(job);        // same key: its place in arrival order stays
         if (standing != null) {
             standing.remove(old);
             standing.add(job);
@@ -524,6 +525,7 @@ public final class Scheduler {
             Status notYet = reservations.targetRefusal(job.reservation, lastNowMs);
             if (notYet != null) return notYet;
         }
+        if (!anyTenantLimit) return null;
         TenantConfig t = config.tenants().get(job.spec().tenant());
         if (t == null || !t.hasLimit()) return null;
         double held = ledger.account(t.name()).gpus();
@@ -537,7 +539,7 @@ public final class Scheduler {
     private void start(JobState job, Allocation a, long nowMs) {
         pending.remove(job.id());
         if (standing != null) standing.remove(job);
-        running.put(job.id(), job);
+        running.put(job);
         job.status = JobStatus.RUNNING;
         job.allocation = a;
         job.runStartMs = nowMs;
@@ -564,7 +566,7 @@ public final class Scheduler {
         job.queuedSinceMs = nowMs;
         job.waitedBeforeQueueMs = job.waitedMs;
         job.preemptions++;
-        pending.put(job.id(), job);
+        pending.put(job);
         if (standing != null) standing.add(job);
     }
 

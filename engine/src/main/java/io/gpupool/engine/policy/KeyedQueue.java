@@ -18,6 +18,7 @@ final class KeyedQueue extends IndexHeap implements JobQueue {
     private final boolean descending;
     private JobState[] jobs;
     private double[] keys;
+    private long[] seqs;    // the jobs' arrival order, for ties without reading each job again
     private int count;      // entries in jobs/keys
 
     KeyedQueue(Collection<JobState> pending, ToDoubleFunction<JobState> key, boolean descending) {
@@ -26,8 +27,12 @@ final class KeyedQueue extends IndexHeap implements JobQueue {
         this.descending = descending;
         jobs = pending.toArray(new JobState[Math.max(1, pending.size())]);
         keys = new double[jobs.length];
+        seqs = new long[jobs.length];
         count = pending.size();
-        for (int i = 0; i < count; i++) keys[i] = key.applyAsDouble(jobs[i]);
+        for (int i = 0; i < count; i++) {
+            keys[i] = key.applyAsDouble(jobs[i]);
+            seqs[i] = jobs[i].seq();
+        }
         heapify();
     }
 
@@ -41,15 +46,17 @@ final class KeyedQueue extends IndexHeap implements JobQueue {
         if (count == jobs.length) {
             jobs = Arrays.copyOf(jobs, 2 * count);
             keys = Arrays.copyOf(keys, 2 * count);
+            seqs = Arrays.copyOf(seqs, 2 * count);
         }
         jobs[count] = job;
         keys[count] = key.applyAsDouble(job);
+        seqs[count] = job.seq();
         add(count++);
     }
 
     @Override
     protected boolean before(int a, int b) {
         int c = descending ? Double.compare(keys[b], keys[a]) : Double.compare(keys[a], keys[b]);
-        return c != 0 ? c < 0 : jobs[a].seq() < jobs[b].seq();
+        return c != 0 ? c < 0 : seqs[a] < seqs[b];
     }
 }

@@ -3,33 +3,49 @@ package io.gpupool.engine.policy;
 import java.util.Arrays;
 
 /**
- * The latest run times of one kind of job (a ring of fixed capacity) and their median, which is cached
- * until the next {@link #add}. The building block of history-based run-time predictors. The ring starts
- * small and grows to its capacity, since most kinds of jobs are seen only a few times.
+ * The latest run times of one kind of job (a ring of fixed capacity) and their median. The building block of
+ * history-based run-time predictors. The ring starts small and grows to its capacity, since most kinds of jobs are
+ * seen only a few times. The same values are also kept sorted, updated at each {@link #add} (the evicted value out,
+ * the new one in: one shift of at most the capacity), so the median is read, not sorted: an EASY reservation reads
+ * the prediction of every running job after each completion, and each completion changes three histories.
  */
 public final class RecentRunTimes {
     private final int capacity;
     private long[] values;
+    private long[] sorted;      // values[0..size) in ascending order
+    private long median;        // of sorted, set at each add (readers of a prediction touch this object only)
     private int size;
     private int next;
-    private long median = -1;   // cached until the next add
 
     public RecentRunTimes(int capacity) {
         if (capacity < 1) throw new IllegalArgumentException("capacity must be >= 1, got " + capacity);
         this.capacity = capacity;
         values = new long[Math.min(capacity, 4)];
+        sorted = new long[values.length];
     }
 
     public void add(long runMs) {
-        median = -1;
         if (size == values.length && size < capacity) {
             // still filling in order (oldest at 0): grow and append after the last
             values = Arrays.copyOf(values, Math.min(capacity, 2 * size));
+            sorted = Arrays.copyOf(sorted, values.length);
             next = size;
         }
+        int n = size;
+        if (size == values.length) {
+            // full: the oldest value (overwritten below) leaves the sorted copy
+            int at = Arrays.binarySearch(sorted, 0, n, values[next]);
+            System.arraycopy(sorted, at + 1, sorted, at, n - at - 1);
+            n--;
+        }
+        int at = Arrays.binarySearch(sorted, 0, n, runMs);
+        if (at < 0) at = -at - 1;
+        System.arraycopy(sorted, at, sorted, at + 1, n - at);
+        sorted[at] = runMs;
         values[next] = runMs;
         next = (next + 1) % values.length;
         if (size < values.length) size++;
+        median = size % 2 == 1 ? sorted[size / 2] : (sorted[size / 2 - 1] + sorted[size / 2]) / 2;
     }
 
     public int size() {
@@ -38,12 +54,6 @@ public final class RecentRunTimes {
 
     /** Median of the kept run times; undefined (0) when empty. */
     public long median() {
-        if (size == 0) return 0;
-        if (median < 0) {
-            long[] c = Arrays.copyOf(values, size);
-            Arrays.sort(c);
-            median = size % 2 == 1 ? c[size / 2] : (c[size / 2 - 1] + c[size / 2]) / 2;
-        }
         return median;
     }
 

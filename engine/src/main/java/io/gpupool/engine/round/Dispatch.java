@@ -49,6 +49,7 @@ final class Dispatch {
     private PreemptionPlanner planner;
     private EasyReservation reservation;
     private Map<Status, Status> backfillRefusals;   // placement refusal -> the same behind this round's reservation
+    private Status lastCause, lastRefusal;          // the last entry backfillRefusal gave
     private JobState reservedHead;                  // the job the reservation is for, refused with headRefusal
     private Status headRefusal;
     private JobState lastConsidered;                // the last backfill candidate
@@ -175,8 +176,17 @@ final class Dispatch {
 
     /** The backfill refusal for a placement's refusal, made once per cause in a round. */
     private Status backfillRefusal(Status cause) {
+        // candidates come in runs of one cause (memoized refusals): the last answer first, without a map lookup
+        if (cause == lastCause) return lastRefusal;
         if (backfillRefusals == null) backfillRefusals = new IdentityHashMap<>();
-        return backfillRefusals.computeIfAbsent(cause, c -> Status.backfill(reservation.jobId(), c));
+        Status refusal = backfillRefusals.get(cause);
+        if (refusal == null) {
+            refusal = Status.backfill(reservation.jobId(), cause);
+            backfillRefusals.put(cause, refusal);
+        }
+        lastCause = cause;
+        lastRefusal = refusal;
+        return refusal;
     }
 
     /** Preempts the cheapest sufficient set of victims and starts the job; false when the policy allows none that make room. */

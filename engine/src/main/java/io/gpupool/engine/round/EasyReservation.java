@@ -50,8 +50,12 @@ record EasyReservation(String jobId, long atMs, Set<Long> gpus) {
                 if (!anyCouldHoldReplica(cluster, freed.grants(), job.spec(), demand)) continue;
                 PlacementResult p = pipeline.place(new CycleState(cluster, job.spec(), profile, fence.excluded(), fence.only()), false);
                 if (p.ok()) {
-                    Set<Long> gpus = new HashSet<>();
-                    for (GpuGrant g : p.allocation().grants()) gpus.add(CycleState.gpuKey(g.node(), g.gpu()));
+                    List<GpuGrant> grants = p.allocation().grants();
+                    Set<Long> gpus = memoizable ? memo.sameGpus(grants) : null;   // most often the last reservation's
+                    if (gpus == null) {
+                        gpus = new HashSet<>();
+                        for (GpuGrant g : grants) gpus.add(CycleState.gpuKey(g.node(), g.gpu()));
+                    }
                     EasyReservation made = new EasyReservation(job.id(), ends.lastEndMs(), gpus);
                     return memoizable ? memo.remember(ctx, version, job, made, ends.lastFixedEndMs(), ends.nextUnclampedEndMs()) : made;
                 }

@@ -1,42 +1,46 @@
 package io.gpupool.engine.round;
 
 import io.gpupool.engine.JobState;
-import io.gpupool.engine.policy.IndexHeap;
 import io.gpupool.engine.policy.PolicyContext;
 
 import java.util.Collection;
 
 /**
  * Running jobs in the order they are expected to end (ties: arrival order), taken one at a time. An EASY
- * reservation usually needs only the first few ends, so this is a binary heap of indices over a
- * {@code long[]} of end times: O(n) to build instead of sorting every running job in every round.
+ * reservation usually needs only the first end or the first few, so the first is found while the ends are computed
+ * and the rest are put in a binary heap only when a second is asked for ({@link EndOrder}): never a sort of every
+ * running job in every round.
  */
-final class ExpectedEnds extends IndexHeap {
+final class ExpectedEnds {
     /** Shortest time a running job is still expected to take, even when it has overrun its estimate. */
     static final long MIN_REMAINING_MS = 1000;
 
     private final JobState[] jobs;
     private final long[] end;
+    private final EndOrder order;
     private int last = -1;
     private final long clampedEndMs;
     private long nextUnclampedEndMs = Long.MAX_VALUE;
 
     ExpectedEnds(Collection<JobState> running, PolicyContext ctx) {
-        super(running.size());
         long now = ctx.nowMs();
         clampedEndMs = now + MIN_REMAINING_MS;
         jobs = running.toArray(new JobState[0]);
         end = new long[jobs.length];
+        long[] seq = new long[jobs.length];
         for (int i = 0; i < jobs.length; i++) {
             end[i] = now + Math.max(MIN_REMAINING_MS, ctx.expectedRuntimeMs(jobs[i]) - jobs[i].attainedMs(now));
+            seq[i] = jobs[i].seq();
             if (end[i] > clampedEndMs) nextUnclampedEndMs = Math.min(nextUnclampedEndMs, end[i]);
         }
-        heapify();
+        order = new EndOrder(end, seq);
     }
+
+    boolean isEmpty() { return order.isEmpty(); }
 
     /** The next job to end; its expected end is {@link #lastEndMs()}. */
     JobState next() {
-        last = takeFirst();
+        last = order.next();
         return jobs[last];
     }
 
@@ -53,9 +57,4 @@ final class ExpectedEnds extends IndexHeap {
 
     /** The earliest expected end that is not clamped (Long.MAX_VALUE: none): the order holds until the clamp reaches it. */
     long nextUnclampedEndMs() { return nextUnclampedEndMs; }
-
-    @Override
-    protected boolean before(int a, int b) {
-        return end[a] != end[b] ? end[a] < end[b] : jobs[a].seq() < jobs[b].seq();
-    }
 }

@@ -4,6 +4,10 @@ import io.gpupool.engine.JobState;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.RuntimePredictor;
 
+import io.gpupool.engine.placement.CycleState;
+import io.gpupool.engine.state.GpuGrant;
+
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -54,6 +58,25 @@ final class ReservationMemo {
         if (made == null) return null;
         if (!made.gpus().equals(gpus)) gpus = made.gpus();
         return new EasyReservation(made.jobId(), made.atMs(), gpus);
+    }
+
+    /**
+     * The remembered GPU set when the grants' GPUs are exactly its GPUs, else null: a reservation that finds the same
+     * GPUs again needs no new set (and {@link #remember} would keep this one). As many grants as GPUs, each in the
+     * set and no two on one GPU (shares of one GPU may be two grants), make the same set.
+     */
+    Set<Long> sameGpus(List<GpuGrant> grants) {
+        return sameGpus(gpus, grants);
+    }
+
+    static Set<Long> sameGpus(Set<Long> gpus, List<GpuGrant> grants) {
+        if (gpus == null || gpus.size() != grants.size()) return null;
+        for (int i = 0; i < grants.size(); i++) {
+            GpuGrant g = grants.get(i);
+            if (!gpus.contains(CycleState.gpuKey(g.node(), g.gpu()))) return null;
+            for (int k = 0; k < i; k++) if (grants.get(k).node() == g.node() && grants.get(k).gpu() == g.gpu()) return null;
+        }
+        return gpus;
     }
 
     /** A new configuration or pipeline: nothing remembered holds any more. */

@@ -33,4 +33,24 @@ class RecentRunTimesTest {
             assertThat(r.median()).as("after %d runs", i + 1).isEqualTo(expected);
         }
     }
+
+    /** The kept sorted copy gives the median a sort of the kept run times gives, over random histories with many ties. */
+    @Test
+    void medianIsThatOfSortingTheKeptRunsOverRandomHistories() {
+        for (long seed = 1; seed <= 200; seed++) {
+            java.util.SplittableRandom rnd = new java.util.SplittableRandom(seed);
+            int capacity = rnd.nextInt(1, 70);
+            int range = rnd.nextBoolean() ? 5 : 1_000_000;   // few distinct values (ties, evicting one of equals) or many
+            RecentRunTimes r = new RecentRunTimes(capacity);
+            for (int i = 0; i < 300; i++) {
+                r.add(1 + rnd.nextInt(range));
+                long[] kept = r.oldestFirst();
+                assertThat(kept).hasSize(Math.min(i + 1, capacity));
+                Arrays.sort(kept);
+                int n = kept.length;
+                long expected = n % 2 == 1 ? kept[n / 2] : (kept[n / 2 - 1] + kept[n / 2]) / 2;
+                assertThat(r.median()).as("seed %d capacity %d after %d runs", seed, capacity, i + 1).isEqualTo(expected);
+            }
+        }
+    }
 }
