@@ -13,6 +13,7 @@ import io.gpupool.engine.policy.PolicyTraits;
 import io.gpupool.engine.policy.QueuePolicy;
 import io.gpupool.engine.policy.RuntimeOracle;
 import io.gpupool.engine.policy.RuntimePredictor;
+import io.gpupool.engine.policy.RunObserver;
 import io.gpupool.engine.policy.StandingOrder;
 import io.gpupool.engine.policy.CompletionObserver;
 import io.gpupool.engine.policy.StandingQueue;
@@ -105,6 +106,7 @@ public final class Scheduler {
         this.config = newConfig;
         this.policy = p;
         this.standing = null;
+        if (p instanceof RunObserver o) for (JobState j : running.values()) o.runStarted(j);
         if (p instanceof StandingOrder order) {
             standing = new StandingQueue(order, context(lastNowMs));
             for (JobState j : pending.values()) standing.add(j);
@@ -278,6 +280,7 @@ public final class Scheduler {
         job.runStartMs = startedMs;
         job.firstStartMs = startedMs;
         ledger.charge(spec.tenant(), job.gpuUnits(), chargedMemory(job.allocation));
+        if (policy instanceof RunObserver o) o.runStarted(job);
         profile.observe(spec);
         return SubmitResult.accepted(spec.id());
     }
@@ -545,6 +548,7 @@ public final class Scheduler {
         job.waitedMs += nowMs - job.queuedSinceMs;
         caps.started(job);
         ledger.charge(job.spec().tenant(), job.gpuUnits(), chargedMemory(a));
+        if (policy instanceof RunObserver o) o.runStarted(job);
     }
 
     /** Releases a running job's GPUs and banks its run time. */
@@ -556,6 +560,7 @@ public final class Scheduler {
         job.allocation = null;
         running.remove(job.id());
         caps.stopped(job);
+        if (policy instanceof RunObserver o) o.runEnded(job);
     }
 
     private void requeue(JobState job, long nowMs) {
