@@ -187,7 +187,7 @@ final class Dispatch {
         if (noVictims.contains(victimKey)) return false;
         if (planner == null) {
             planner = new PreemptionPlanner(ctx, r.policy.preemption(), r.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST),
-                    r.pipeline, j -> cycle(j, r.jobs.fence(j, nowMs), null));
+                    r.pipeline, j -> cycle(j, r.jobs.fence(j, nowMs), null), r.idleGpus);
         }
         List<JobState> victims = planner.plan(job);
         if (victims == null) {

@@ -37,9 +37,11 @@ final class PreemptionPlanner {
     private final JobState[] byCost;
     private final int[] runOf;     // each entry's preemption count when listed: a job preempted since is another run
     private int first;             // entries before it have all been preempted
+    private final IdleGpuCounts idle;
+    private int end;               // cheapest: one past the last candidate it took
 
     PreemptionPlanner(PolicyContext ctx, Preemption policy, boolean allowedVictimsComeFirst, PlacementPipeline pipeline,
-                      Function<JobState, CycleState> cycles) {
+                      Function<JobState, CycleState> cycles, IdleGpuCounts idle) {
         this.ctx = ctx;
         this.policy = policy;
         this.allowedVictimsComeFirst = allowedVictimsComeFirst;
@@ -51,12 +53,15 @@ final class PreemptionPlanner {
         byCost = preemptible.toArray(new JobState[0]);
         runOf = new int[byCost.length];
         for (int i = 0; i < byCost.length; i++) runOf[i] = byCost[i].preemptions();
+        this.idle = idle;
+        idle.begin(ctx.cluster(), byCost, runOf);
     }
 
     /** The victims to preempt, or null when no allowed set makes the job fit. */
     List<JobState> plan(JobState job) {
         List<JobState> candidates = cheapest(job);
-        if (candidates.isEmpty()) return null;
+        // the candidates are among byCost[first, end): when even all of those gone leave too few idle GPUs, no set does
+        if (candidates.isEmpty() || !idle.couldHold(job, first, end)) return null;
         ClusterState cluster = ctx.cluster();
         int mark = cluster.checkpoint();
         try {
@@ -99,8 +104,10 @@ final class PreemptionPlanner {
                 if (i == first) first++;
                 continue;
             }
-            if (policy.mayPreempt(ctx, job, v)) out.add(v);
-            else if (allowedVictimsComeFirst) break;
+            if (policy.mayPreempt(ctx, job, v)) {
+                out.add(v);
+                end = i + 1;
+            } else if (allowedVictimsComeFirst) break;
         }
         return out;
     }
