@@ -14,6 +14,7 @@ import io.gpupool.engine.policy.QueuePolicy;
 import io.gpupool.engine.policy.RuntimeOracle;
 import io.gpupool.engine.policy.RuntimePredictor;
 import io.gpupool.engine.policy.RunObserver;
+import io.gpupool.engine.policy.QueueObserver;
 import io.gpupool.engine.policy.StandingOrder;
 import io.gpupool.engine.policy.CompletionObserver;
 import io.gpupool.engine.policy.StandingQueue;
@@ -107,6 +108,7 @@ public final class Scheduler {
         this.policy = p;
         this.standing = null;
         if (p instanceof RunObserver o) for (JobState j : running.values()) o.runStarted(j);
+        if (p instanceof QueueObserver o) for (JobState j : pending.values()) o.queued(j);
         if (p instanceof StandingOrder order) {
             standing = new StandingQueue(order, context(lastNowMs));
             for (JobState j : pending.values()) standing.add(j);
@@ -144,6 +146,7 @@ public final class Scheduler {
         job.internShapeKey(shapeKeys);
         pending.put(spec.id(), job);
         if (standing != null) standing.add(job);
+        if (policy instanceof QueueObserver o) o.queued(job);
         round.arrived(job);
         profile.observe(spec);
         return SubmitResult.accepted(spec.id());
@@ -173,6 +176,7 @@ public final class Scheduler {
             job.waitedMs += nowMs - job.queuedSinceMs;
             pending.remove(jobId);
             if (standing != null) standing.remove(job);
+            if (policy instanceof QueueObserver o) o.dequeued(job);
         }
         job.status = JobStatus.CANCELLED;
         job.endMs = nowMs;
@@ -304,6 +308,10 @@ public final class Scheduler {
         if (standing != null) {
             standing.remove(old);
             standing.add(job);
+        }
+        if (policy instanceof QueueObserver o) {
+            o.dequeued(old);
+            o.queued(job);
         }
         if (old.capGroup != null) {
             String group = old.capGroup;
@@ -540,6 +548,7 @@ public final class Scheduler {
     private void start(JobState job, Allocation a, long nowMs) {
         pending.remove(job.id());
         if (standing != null) standing.remove(job);
+        if (policy instanceof QueueObserver o) o.dequeued(job);
         running.put(job.id(), job);
         job.status = JobStatus.RUNNING;
         job.allocation = a;
@@ -571,6 +580,7 @@ public final class Scheduler {
         job.preemptions++;
         pending.put(job.id(), job);
         if (standing != null) standing.add(job);
+        if (policy instanceof QueueObserver o) o.queued(job);
     }
 
     /** GPU memory charged to the tenant: at most the physical memory of each GPU. */
