@@ -191,7 +191,8 @@ public final class FairSharePolicy implements QueuePolicy, Admission, Preemption
     /** Only a job that stays within its tenant's guarantee reclaims; without guarantees nobody does. */
     @Override
     public boolean mayPreemptAny(PolicyContext ctx, JobState job) {
-        return belowGuarantee(ctx.ledger(), job.spec().tenant(), job.gpuUnits());
+        // no tenant has a guarantee: nobody is below one (asked for every job a round tries)
+        return anyGuarantees(ctx) && belowGuarantee(ctx.ledger(), job.spec().tenant(), job.gpuUnits());
     }
 
     /** Reclaim: a job within its tenant's guarantee may preempt jobs of tenants above theirs. */
