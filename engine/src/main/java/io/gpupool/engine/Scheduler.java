@@ -13,6 +13,8 @@ import io.gpupool.engine.policy.PolicyTraits;
 import io.gpupool.engine.policy.QueuePolicy;
 import io.gpupool.engine.policy.RuntimeOracle;
 import io.gpupool.engine.policy.RuntimePredictor;
+import io.gpupool.engine.policy.RunObserver;
+import io.gpupool.engine.policy.QueueObserver;
 import io.gpupool.engine.policy.StandingOrder;
 import io.gpupool.engine.policy.CompletionObserver;
 import io.gpupool.engine.policy.StandingQueue;
@@ -106,6 +108,8 @@ public final class Scheduler {
         this.anyTenantLimit = newConfig.tenants().values().stream().anyMatch(TenantConfig::hasLimit);
         this.policy = p;
         this.standing = null;
+        if (p instanceof RunObserver o) for (JobState j : running.values()) o.runStarted(j);
+        if (p instanceof QueueObserver o) for (JobState j : pending.values()) o.queued(j);
         if (p instanceof StandingOrder order) {
             standing = new StandingQueue(order, context(lastNowMs));
             for (JobState j : pending.values()) standing.add(j);
@@ -143,6 +147,7 @@ public final class Scheduler {
         job.internShapeKey(shapeKeys);
         pending.put(job);
         if (standing != null) standing.add(job);
+        if (policy instanceof QueueObserver o) o.queued(job);
         round.arrived(job);
         profile.observe(spec);
         return SubmitResult.accepted(spec.id());
@@ -172,6 +177,7 @@ public final class Scheduler {
             job.waitedMs += nowMs - job.queuedSinceMs;
             pending.remove(jobId);
             if (standing != null) standing.remove(job);
+            if (policy instanceof QueueObserver o) o.dequeued(job);
         }
         job.status = JobStatus.CANCELLED;
         job.endMs = nowMs;
@@ -279,6 +285,7 @@ public final class Scheduler {
         job.runStartMs = startedMs;
         job.firstStartMs = startedMs;
         ledger.charge(spec.tenant(), job.gpuUnits(), chargedMemory(job.allocation));
+        if (policy instanceof RunObserver o) o.runStarted(job);
         profile.observe(spec);
         return SubmitResult.accepted(spec.id());
     }
@@ -302,6 +309,10 @@ public final class Scheduler {
         if (standing != null) {
             standing.remove(old);
             standing.add(job);
+        }
+        if (policy instanceof QueueObserver o) {
+            o.dequeued(old);
+            o.queued(job);
         }
         if (old.capGroup != null) {
             String group = old.capGroup;
@@ -539,6 +550,7 @@ public final class Scheduler {
     private void start(JobState job, Allocation a, long nowMs) {
         pending.remove(job.id());
         if (standing != null) standing.remove(job);
+        if (policy instanceof QueueObserver o) o.dequeued(job);
         running.put(job);
         job.status = JobStatus.RUNNING;
         job.allocation = a;
@@ -547,6 +559,7 @@ public final class Scheduler {
         job.waitedMs += nowMs - job.queuedSinceMs;
         caps.started(job);
         ledger.charge(job.spec().tenant(), job.gpuUnits(), chargedMemory(a));
+        if (policy instanceof RunObserver o) o.runStarted(job);
     }
 
     /** Releases a running job's GPUs and banks its run time. */
@@ -558,6 +571,7 @@ public final class Scheduler {
         job.allocation = null;
         running.remove(job.id());
         caps.stopped(job);
+        if (policy instanceof RunObserver o) o.runEnded(job);
     }
 
     private void requeue(JobState job, long nowMs) {
@@ -568,6 +582,7 @@ public final class Scheduler {
         job.preemptions++;
         pending.put(job);
         if (standing != null) standing.add(job);
+        if (policy instanceof QueueObserver o) o.queued(job);
     }
 
     /** GPU memory charged to the tenant: at most the physical memory of each GPU. */

@@ -20,9 +20,14 @@ final class EdgeCrossings {
             if (j.gpuUnits() <= 0) continue;
             double edge = nextEdgeGpuSec.applyAsDouble(j);
             if (Double.isInfinite(edge)) continue;
-            double needGpuMs = edge * 1000.0 - j.attainedGpuMs(now);
-            best = Math.min(best, now + Math.max(1, (long) Math.ceil(needGpuMs / j.gpuUnits())));
+            best = Math.min(best, crossingMs(j, edge, now));
         }
         return best == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(best);
+    }
+
+    /** When the running job (holding GPUs) reaches {@code edgeGpuSec} of attained GPU-time, as seen at {@code now}: at least now + 1 ms. */
+    static long crossingMs(JobState j, double edgeGpuSec, long now) {
+        double needGpuMs = edgeGpuSec * 1000.0 - j.attainedGpuMs(now);
+        return now + Math.max(1, (long) Math.ceil(needGpuMs / j.gpuUnits()));
     }
 }

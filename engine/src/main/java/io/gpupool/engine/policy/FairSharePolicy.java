@@ -4,13 +4,14 @@ import io.gpupool.engine.JobState;
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.TenantLedger;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 
 /**
  * Weighted fair share across tenants by dominant resource (DRF over GPUs and GPU memory), with decayed
@@ -19,7 +20,7 @@ import java.util.Map;
  * tenants below their guarantee go first. Idle quota is lent: a tenant may run beyond its guarantee
  * with preemptible jobs, and a tenant below its guarantee reclaims by preempting such borrowers.
  */
-public final class FairSharePolicy implements QueuePolicy, Admission, Preemption, UsageHalfLife {
+public final class FairSharePolicy implements QueuePolicy, Admission, Preemption, UsageHalfLife, QueueObserver {
     /** @param halfLifeMs half-life of past usage in ms (0 = only what is held now counts) */
     public record Args(long halfLifeMs) implements PolicyArgs {
         public static final Args DEFAULTS = new Args(TenantLedger.DEFAULT_HALF_LIFE_MS);
@@ -47,40 +48,89 @@ public final class FairSharePolicy implements QueuePolicy, Admission, Preemption
     private static final Comparator<JobState> ARRIVAL = Comparator.comparingLong((JobState j) -> j.spec().submitTimeMs()).thenComparingLong(JobState::seq);
 
     /**
-     * One tenant's pending jobs in arrival order, with its key cached: a key reads only the ledger, which changes
-     * when a job starts or is preempted in this round, so a round over a long queue does not recompute every
-     * tenant's key for every job it tries.
+     * One tenant's pending jobs in arrival order for one round, with its key cached: a key reads only the ledger, which
+     * changes when a job starts or is preempted in this round, so a round over a long queue does not recompute every
+     * tenant's key for every job it tries. Its jobs are a list in arrival order (the standing one, not changed during
+     * the round) walked by a cursor, merged with the jobs requeued in the round: what polling a list re-sorted at each
+     * requeue gives.
      */
     private static final class TenantLine {
         final String tenant;
-        final ArrayDeque<JobState> jobs = new ArrayDeque<>();
+        final List<JobState> jobs;
+        int next;
+        PriorityQueue<JobState> requeued;
         boolean fresh;
         boolean under;
         double key;
 
-        TenantLine(String tenant) { this.tenant = tenant; }
+        TenantLine(String tenant, List<JobState> jobs) {
+            this.tenant = tenant;
+            this.jobs = jobs;
+        }
+
+        boolean isEmpty() {
+            return next >= jobs.size() && (requeued == null || requeued.isEmpty());
+        }
+
+        JobState peek() {
+            JobState listed = next < jobs.size() ? jobs.get(next) : null;
+            JobState back = requeued == null ? null : requeued.peek();
+            if (back == null) return listed;
+            return listed == null || ARRIVAL.compare(back, listed) < 0 ? back : listed;
+        }
+
+        JobState poll() {
+            JobState j = peek();
+            if (j == null) return null;
+            if (requeued != null && j == requeued.peek()) requeued.poll();
+            else next++;
+            return j;
+        }
+
+        void requeue(JobState job) {
+            if (requeued == null) requeued = new PriorityQueue<>(ARRIVAL);
+            requeued.add(job);
+        }
     }
 
     /** Lower key first; equal keys go to the tenant whose next job arrived first (whatever jobs the round was given). */
     private static boolean ranksBefore(TenantLine a, TenantLine b) {
         if (a.key < b.key - 1e-12) return true;
-        return a.key <= b.key + 1e-12 && ARRIVAL.compare(a.jobs.peek(), b.jobs.peek()) < 0;
+        return a.key <= b.key + 1e-12 && ARRIVAL.compare(a.peek(), b.peek()) < 0;
     }
+
+    private final TenantLines standing = new TenantLines(ARRIVAL);   // the pending jobs by tenant, kept across rounds
+
+    @Override public void queued(JobState job) { standing.queued(job); }
+
+    @Override public void dequeued(JobState job) { standing.dequeued(job); }
 
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        Map<String, TenantLine> byTenant = new LinkedHashMap<>();
-        List<JobState> sorted = new ArrayList<>(pending);
-        sorted.sort(ARRIVAL);
-        for (JobState j : sorted) byTenant.computeIfAbsent(j.spec().tenant(), TenantLine::new).jobs.add(j);
-        List<TenantLine> lines = new ArrayList<>(byTenant.values());
+        // the pending jobs are the scheduler's or some of them: as many as the standing lines hold means the same jobs
+        Map<String, List<JobState>> kept = standing.lines();
+        List<TenantLine> lines = new ArrayList<>();
+        if (pending.size() == standing.size()) {
+            for (Map.Entry<String, List<JobState>> e : kept.entrySet()) lines.add(new TenantLine(e.getKey(), e.getValue()));
+            // tenants in the order of their oldest job, as grouping the sorted queue lists them
+            lines.sort((a, b) -> ARRIVAL.compare(a.jobs.getFirst(), b.jobs.getFirst()));
+        } else {
+            // a round of arrivals: its own jobs only, sorted and grouped
+            List<JobState> sorted = new ArrayList<>(pending);
+            sorted.sort(ARRIVAL);
+            Map<String, List<JobState>> groups = new LinkedHashMap<>();
+            for (JobState j : sorted) groups.computeIfAbsent(j.spec().tenant(), t -> new ArrayList<>()).add(j);
+            for (Map.Entry<String, List<JobState>> e : groups.entrySet()) lines.add(new TenantLine(e.getKey(), e.getValue()));
+        }
+        Map<String, TenantLine> byTenant = new HashMap<>();
+        for (TenantLine l : lines) byTenant.put(l.tenant, l);
         TenantLedger ledger = ctx.ledger();
         return new JobQueue() {
             @Override
             public JobState poll() {
                 TenantLine best = null;
                 for (TenantLine l : lines) {
-                    if (l.jobs.isEmpty()) continue;
+                    if (l.isEmpty()) continue;
                     if (!l.fresh) {
                         l.under = belowGuarantee(ledger, l.tenant, 0);
                         // what the tenant holds and has held, not the size of its next job: the order between
@@ -93,7 +143,7 @@ public final class FairSharePolicy implements QueuePolicy, Admission, Preemption
                 }
                 if (best == null) return null;
                 // its key stays: it reads the ledger only, which changes when a job starts or is requeued (below)
-                return best.jobs.poll();
+                return best.poll();
             }
 
             @Override
@@ -104,15 +154,11 @@ public final class FairSharePolicy implements QueuePolicy, Admission, Preemption
             @Override
             public void requeue(JobState job) {
                 TenantLine line = byTenant.computeIfAbsent(job.spec().tenant(), t -> {
-                    TenantLine l = new TenantLine(t);
+                    TenantLine l = new TenantLine(t, List.of());
                     lines.add(l);
                     return l;
                 });
-                List<JobState> all = new ArrayList<>(line.jobs);
-                all.add(job);
-                all.sort(ARRIVAL);
-                line.jobs.clear();
-                line.jobs.addAll(all);
+                line.requeue(job);
                 lines.forEach(l -> l.fresh = false); // the ledger changed
             }
         };
@@ -145,7 +191,8 @@ public final class FairSharePolicy implements QueuePolicy, Admission, Preemption
     /** Only a job that stays within its tenant's guarantee reclaims; without guarantees nobody does. */
     @Override
     public boolean mayPreemptAny(PolicyContext ctx, JobState job) {
-        return belowGuarantee(ctx.ledger(), job.spec().tenant(), job.gpuUnits());
+        // no tenant has a guarantee: nobody is below one (asked for every job a round tries)
+        return anyGuarantees(ctx) && belowGuarantee(ctx.ledger(), job.spec().tenant(), job.gpuUnits());
     }
 
     /** Reclaim: a job within its tenant's guarantee may preempt jobs of tenants above theirs. */

@@ -11,7 +11,7 @@ import java.util.OptionalLong;
  * attained GPU-time (GPUs x time run) against the thresholds; lower queues first, FIFO by arrival
  * inside a queue. A pending job preempts running jobs of strictly later queues.
  */
-public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
+public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption, RunObserver {
     /** @param thresholdsGpuSec attained GPU-seconds at which a job drops to the next queue (positive, increasing) */
     public record Args(List<Double> thresholdsGpuSec) implements PolicyArgs {
         public static final Args DEFAULTS = new Args(List.of(3600.0, 36_000.0));
@@ -33,10 +33,12 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
         }
     }
 
-    private final List<Double> thresholds;
+    private final double[] thresholds;
+    private final LasBands running;   // the running jobs' queues, kept across rounds
 
     public LasPolicy(Args args) {
-        this.thresholds = args.thresholdsGpuSec();
+        this.thresholds = args.thresholdsGpuSec().stream().mapToDouble(Double::doubleValue).toArray();
+        this.running = new LasBands(thresholds);
     }
 
     @Override public String name() { return "las"; }
@@ -47,15 +49,19 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
 
     @Override public PolicyTraits traits() { return TRAITS; }
 
-    static int queueOf(JobState j, long nowMs, List<Double> thresholdsGpuSec) {
+    static int queueOf(JobState j, long nowMs, double[] thresholdsGpuSec) {
         double gpuSec = j.attainedGpuMs(nowMs) / 1000.0;
         int q = 0;
-        while (q < thresholdsGpuSec.size() && gpuSec >= thresholdsGpuSec.get(q)) q++;
+        while (q < thresholdsGpuSec.length && gpuSec >= thresholdsGpuSec[q]) q++;
         return q;
     }
 
+    @Override public void runStarted(JobState job) { running.started(job); }
+
+    @Override public void runEnded(JobState job) { running.ended(job); }
+
     /** Highest queue of a running job when this round's order was made: no victim of the round is above it. */
-    private int highestQueue;
+    int highestQueue;   // package-private: a test compares it with a scan
 
     /**
      * A waiting job's attained service does not change, so neither does its queue. Called once per round
@@ -64,8 +70,11 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
     @Override
     public Comparator<JobState> standingOrder(PolicyContext ctx) {
         long now = ctx.nowMs();
-        highestQueue = 0;
-        for (JobState j : ctx.running()) highestQueue = Math.max(highestQueue, queueOf(j, now, thresholds));
+        highestQueue = running.highestBand(now);
+        if (highestQueue < 0) {   // asked for an earlier time than before: the plain scan
+            highestQueue = 0;
+            for (JobState j : ctx.running()) highestQueue = Math.max(highestQueue, queueOf(j, now, thresholds));
+        }
         return Comparator.comparingInt((JobState j) -> queueOf(j, now, thresholds)).thenComparingLong(j -> j.spec().submitTimeMs());
     }
 
@@ -86,13 +95,26 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption {
         return Comparator.comparingInt((JobState j) -> -queueOf(j, now, thresholds)).thenComparing(Preemption.cheapestFirst(ctx));
     }
 
+    /** The running jobs in {@link #victimOrder}, kept in it across rounds ({@link LasBands}). */
+    @Override
+    public List<JobState> runningInVictimOrder(PolicyContext ctx) {
+        List<JobState> kept = running.inVictimOrder(ctx.nowMs());
+        return kept != null ? kept : Preemption.super.runningInVictimOrder(ctx);
+    }
+
     /** The next moment a running job crosses a threshold and drops a queue. */
     @Override
     public OptionalLong nextReevaluationMs(PolicyContext ctx) {
+        OptionalLong kept = running.nextCrossing(ctx.nowMs());
+        return kept != null ? kept : nextCrossingScanned(ctx);
+    }
+
+    /** {@link #nextReevaluationMs} by a scan of every running job (what {@link LasBands} answers without one). */
+    OptionalLong nextCrossingScanned(PolicyContext ctx) {
         long now = ctx.nowMs();
         return EdgeCrossings.next(ctx, j -> {
             int q = queueOf(j, now, thresholds);
-            return q < thresholds.size() ? thresholds.get(q) : Double.POSITIVE_INFINITY;
+            return q < thresholds.length ? thresholds[q] : Double.POSITIVE_INFINITY;
         });
     }
 }

@@ -2,6 +2,7 @@ package io.gpupool.engine.policy;
 
 import io.gpupool.engine.JobState;
 
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 
@@ -35,6 +36,17 @@ public interface Preemption {
     /** Order in which victims are taken, cheapest first (see {@link #cheapestFirst}). */
     default Comparator<JobState> victimOrder(PolicyContext ctx) {
         return cheapestFirst(ctx);
+    }
+
+    /**
+     * Every running job (preemptible or not), in {@link #victimOrder} at the context's time: the preemption planner
+     * walks it. The default sorts them; a policy that keeps its running jobs in that order across rounds returns its
+     * standing list, which must be exactly the sorted one (the caller does not change it).
+     */
+    default List<JobState> runningInVictimOrder(PolicyContext ctx) {
+        List<JobState> all = new ArrayList<>(ctx.running());
+        all.sort(victimOrder(ctx));
+        return all;
     }
 
     /** Lowest priority, least work lost, fewest GPUs, latest arrival first. */

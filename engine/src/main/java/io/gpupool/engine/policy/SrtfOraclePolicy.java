@@ -4,13 +4,14 @@ import io.gpupool.engine.JobState;
 import io.gpupool.model.SpecException;
 
 import java.util.Comparator;
+import java.util.List;
 
 /**
  * Clairvoyant shortest-remaining-time-first, a reference bound only a simulator can run: at every event,
  * jobs in order of true remaining run time start greedily (skipping those that do not fit), and a
  * running job with a longer remaining time is preempted when that lets a shorter one start.
  */
-public final class SrtfOraclePolicy implements QueuePolicy, StandingOrder, Preemption {
+public final class SrtfOraclePolicy implements QueuePolicy, StandingOrder, Preemption, RunObserver {
     @Override public String name() { return "srtf-oracle"; }
 
     /** Victims are ordered by remaining time, longest first, and allowed when it is longer than the job's (a later job's is no shorter). */
@@ -19,6 +20,12 @@ public final class SrtfOraclePolicy implements QueuePolicy, StandingOrder, Preem
             PolicyTraits.Trait.NEEDS_ORACLE);
 
     @Override public PolicyTraits traits() { return TRAITS; }
+
+    private final RunningByFinish running = new RunningByFinish();   // the running jobs in victim order, kept across rounds
+
+    @Override public void runStarted(JobState job) { running.started(job); }
+
+    @Override public void runEnded(JobState job) { running.ended(job); }
 
     static long remainingMs(PolicyContext ctx, JobState j) {
         if (ctx.oracle() == null) {
@@ -41,5 +48,11 @@ public final class SrtfOraclePolicy implements QueuePolicy, StandingOrder, Preem
     @Override
     public Comparator<JobState> victimOrder(PolicyContext ctx) {
         return Comparator.comparingLong((JobState j) -> -remainingMs(ctx, j)).thenComparingLong(JobState::seq);
+    }
+
+    /** The running jobs in {@link #victimOrder}, kept in it across rounds ({@link RunningByFinish}). */
+    @Override
+    public List<JobState> runningInVictimOrder(PolicyContext ctx) {
+        return running.inVictimOrder(ctx);
     }
 }

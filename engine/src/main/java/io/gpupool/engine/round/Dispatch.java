@@ -45,6 +45,7 @@ final class Dispatch {
     private final List<String> preempted = new ArrayList<>();
     private final Map<String, Status> failedShapes = new HashMap<>();
     private final Set<ShapeOfTenant> noVictims = new HashSet<>();
+    private boolean noLaterJobPreempts;             // a job earlier in the order might preempt nothing (LATER_JOBS_MAY_PREEMPT_LESS)
     private final Map<String, Set<Long>> fencedBehindReservation = new HashMap<>();   // fence key -> its GPUs and the EASY reservation's
     private PreemptionPlanner planner;
     private EasyReservation reservation;
@@ -191,13 +192,18 @@ final class Dispatch {
 
     /** Preempts the cheapest sufficient set of victims and starts the job; false when the policy allows none that make room. */
     private boolean preemptFor(JobState job, String shape, Fence fence) {
-        if (r.policy.preemption() == null || !r.policy.preemption().mayPreemptAny(ctx, job)) return false;
+        if (r.policy.preemption() == null || noLaterJobPreempts) return false;
+        if (!r.policy.preemption().mayPreemptAny(ctx, job)) {
+            // it may stop none of the jobs running when the round began; a later job may stop only what it may (the trait)
+            if (r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)) noLaterJobPreempts = true;
+            return false;
+        }
         // later jobs of the same shape (and tenant, unless the policy says later jobs may preempt less) have no more victims
         ShapeOfTenant victimKey = new ShapeOfTenant(shape, r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) ? null : job.spec().tenant());
         if (noVictims.contains(victimKey)) return false;
         if (planner == null) {
             planner = new PreemptionPlanner(ctx, r.policy.preemption(), r.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST),
-                    r.pipeline, j -> cycle(j, r.jobs.fence(j, nowMs), null), r.jobs.running());
+                    r.pipeline, j -> cycle(j, r.jobs.fence(j, nowMs), null), r.idleGpus);
         }
         List<JobState> victims = planner.plan(job);
         if (victims == null) {

@@ -9,7 +9,6 @@ import io.gpupool.engine.policy.Preemption;
 import io.gpupool.engine.state.ClusterState;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.function.Function;
 
@@ -20,8 +19,8 @@ import java.util.function.Function;
  * outside the GPUs advance reservations keep it off). Works entirely inside a checkpoint: the cluster
  * is left as it was.
  *
- * <p>One planner serves one round. It orders the preemptible running jobs by the policy's victim order
- * once, when the round first looks for victims, and every blocked job of the round walks that list: a round
+ * <p>One planner serves one round. It takes the preemptible running jobs in the policy's victim order
+ * once, when the round first looks for victims ({@link Preemption#runningInVictimOrder}: sorted, or kept in order by the policy), and every blocked job of the round walks that list: a round
  * with many blocked jobs costs one sort plus a short walk per job, not a scan of every running job per job.
  * A job that started at this very instant (in this round, or a victim that started again) is no victim:
  * stopping it would waste nothing but churn.
@@ -38,26 +37,31 @@ final class PreemptionPlanner {
     private final JobState[] byCost;
     private final int[] runOf;     // each entry's preemption count when listed: a job preempted since is another run
     private int first;             // entries before it have all been preempted
+    private final IdleGpuCounts idle;
+    private int end;               // cheapest: one past the last candidate it took
 
     PreemptionPlanner(PolicyContext ctx, Preemption policy, boolean allowedVictimsComeFirst, PlacementPipeline pipeline,
-                      Function<JobState, CycleState> cycles, Collection<JobState> running) {
+                      Function<JobState, CycleState> cycles, IdleGpuCounts idle) {
         this.ctx = ctx;
         this.policy = policy;
         this.allowedVictimsComeFirst = allowedVictimsComeFirst;
         this.pipeline = pipeline;
         this.cycles = cycles;
+        // the policy's order is total (ties end at arrival order): filtering after ordering gives the order of the filtered jobs
         List<JobState> preemptible = new ArrayList<>();
-        for (JobState v : running) if (v.spec().preemptible() && v.runStartMs() < ctx.nowMs()) preemptible.add(v);
-        preemptible.sort(policy.victimOrder(ctx));
+        for (JobState v : policy.runningInVictimOrder(ctx)) if (v.spec().preemptible() && v.runStartMs() < ctx.nowMs()) preemptible.add(v);
         byCost = preemptible.toArray(new JobState[0]);
         runOf = new int[byCost.length];
         for (int i = 0; i < byCost.length; i++) runOf[i] = byCost[i].preemptions();
+        this.idle = idle;
+        idle.begin(ctx.cluster(), byCost, runOf);
     }
 
     /** The victims to preempt, or null when no allowed set makes the job fit. */
     List<JobState> plan(JobState job) {
         List<JobState> candidates = cheapest(job);
-        if (candidates.isEmpty()) return null;
+        // the candidates are among byCost[first, end): when even all of those gone leave too few idle GPUs, no set does
+        if (candidates.isEmpty() || !idle.couldHold(job, first, end)) return null;
         ClusterState cluster = ctx.cluster();
         int mark = cluster.checkpoint();
         try {
@@ -100,8 +104,10 @@ final class PreemptionPlanner {
                 if (i == first) first++;
                 continue;
             }
-            if (policy.mayPreempt(ctx, job, v)) out.add(v);
-            else if (allowedVictimsComeFirst) break;
+            if (policy.mayPreempt(ctx, job, v)) {
+                out.add(v);
+                end = i + 1;
+            } else if (allowedVictimsComeFirst) break;
         }
         return out;
     }

@@ -28,6 +28,7 @@ public final class Round {
     final RoundJobs jobs;
     final FailureMemo failures = new FailureMemo();
     final ReservationMemo reservations = new ReservationMemo();
+    final IdleGpuCounts idleGpus = new IdleGpuCounts();   // the preemption planner's counts, buffers reused between rounds
     private final SettledMemo settled = new SettledMemo();
     private final SettledBackfill settledBackfill = new SettledBackfill();
     PolicyParts policy;

@@ -1,0 +1,116 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+import io.gpupool.engine.Scheduler;
+import io.gpupool.engine.SchedulerConfig;
+import io.gpupool.model.ClusterSpec;
+import io.gpupool.model.GpuDevice;
+import io.gpupool.model.GpuModel;
+import io.gpupool.model.JobSpec;
+import io.gpupool.model.NodeSpec;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * las and srtf-oracle keep their running jobs in victim order across rounds ({@link LasBands}, {@link RunningByFinish}),
+ * and las its next threshold crossing: over random histories (arrivals, rounds with preemptions, completions,
+ * cancellations, an administrator's preemption, a reconfiguration, fractional GPUs and gangs, true run times that end
+ * before the job does) each must equal the plain computation at every instant asked: the running jobs sorted by the
+ * policy's {@link Preemption#victimOrder}, and a scan of every running job for its next crossing. The instants include
+ * the crossings themselves and the milliseconds around them, where a stored queue would first go stale.
+ */
+class StandingVictimOrderTest {
+    private static final GpuModel A100 = new GpuModel("A100-80GB", "A100 80GB", 81920, 312, 312, 2039, 400, 3, 600, List.of(), "test");
+
+    @Test
+    void lasKeepsItsVictimOrderAndNextCrossingExact() {
+        SchedulerConfig config = SchedulerConfig.defaults("las").withPolicyArgs(new LasPolicy.Args(List.of(50.0, 500.0, 2000.0)));
+        for (long seed = 1; seed <= 25; seed++) replay(config, seed);
+    }
+
+    @Test
+    void srtfOracleKeepsItsVictimOrderExact() {
+        for (long seed = 1; seed <= 25; seed++) replay(SchedulerConfig.defaults("srtf-oracle"), seed);
+    }
+
+    private static void replay(SchedulerConfig config, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        Map<String, Long> trueRuntimes = new HashMap<>();
+        RuntimeOracle oracle = trueRuntimes::get;
+        Scheduler s = new Scheduler(pool(4, 8), config, oracle);
+        long now = 0;
+        int next = 0;
+        for (int step = 0; step < 150; step++) {
+            String what = config.policy() + " seed " + seed + " step " + step;
+            int op = rnd.nextInt(12);
+            List<JobState> running = new ArrayList<>(s.runningJobs());
+            if (op < 5) {
+                for (int k = rnd.nextInt(1, 4); k > 0; k--) {
+                    JobSpec j = randomJob(rnd, "j" + next++, now);
+                    trueRuntimes.put(j.id(), 1000L * rnd.nextInt(1, 400));
+                    s.submit(j, now);
+                }
+            } else if (op < 8 && !running.isEmpty()) {
+                s.complete(running.get(rnd.nextInt(running.size())).id(), now);
+            } else if (op == 8 && !running.isEmpty()) {
+                s.preempt(running.get(rnd.nextInt(running.size())).id(), now);
+            } else if (op == 9 && !running.isEmpty()) {
+                s.cancel(running.get(rnd.nextInt(running.size())).id(), now);
+            } else if (op == 10 && step % 40 == 10) {
+                s.reconfigure(config);   // a new policy object: told of the jobs already running
+            }
+            s.schedule(now);
+            check(s, oracle, now, what);
+            // the next instant: often a crossing, or a millisecond either side of it, as a replay asks
+            OptionalLong crossing = s.nextReevaluationMs(now);
+            long later = now + 1000L * rnd.nextInt(0, 40);
+            if (crossing.isPresent() && rnd.nextInt(3) > 0) later = Math.max(now, crossing.getAsLong() + rnd.nextInt(-1, 2));
+            check(s, oracle, later, what + " at " + later);
+            now = later;
+        }
+    }
+
+    private static void check(Scheduler s, RuntimeOracle oracle, long now, String what) {
+        PolicyContext ctx = new PolicyContext(now, s.config(), s.cluster(), s.ledger(), s.predictor(), oracle, s.runningJobs());
+        Preemption policy = (Preemption) s.policy();
+        List<JobState> sorted = new ArrayList<>(s.runningJobs());
+        sorted.sort(policy.victimOrder(ctx));
+        assertThat(policy.runningInVictimOrder(ctx)).as(what).containsExactlyElementsOf(sorted);
+        if (policy instanceof LasPolicy las) {
+            assertThat(las.nextReevaluationMs(ctx)).as(what).isEqualTo(las.nextCrossingScanned(ctx));
+            int highest = 0;
+            for (JobState j : s.runningJobs()) highest = Math.max(highest, LasPolicy.queueOf(j, now, new double[] {50, 500, 2000}));
+            las.standingOrder(ctx);
+            assertThat(las.highestQueue).as(what).isEqualTo(highest);
+        }
+    }
+
+    private static JobSpec randomJob(SplittableRandom rnd, String id, long now) {
+        JobSpec.Builder b = JobSpec.builder(id).submitMs(now).priority(rnd.nextInt(3)).preemptible(rnd.nextInt(6) > 0);
+        switch (rnd.nextInt(5)) {
+            case 0 -> b.gpus(1).milli(100 * rnd.nextInt(1, 10));   // a share: fractional GPU-time
+            case 1 -> b.shape(2, 8);
+            default -> b.gpus(1 << rnd.nextInt(4));
+        }
+        return b.build();
+    }
+
+    private static ClusterSpec pool(int n, int g) {
+        List<NodeSpec> nodes = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            String name = "a100-" + i;
+            List<GpuDevice> devs = IntStream.range(0, g).mapToObj(k -> new GpuDevice(k, "GPU-" + name + "-" + k, A100, true)).toList();
+            nodes.add(new NodeSpec(name, devs, 96_000, 1 << 20, List.of(IntStream.range(0, g).boxed().toList()), 1.0, 10, Map.of()));
+        }
+        return new ClusterSpec(nodes);
+    }
+}

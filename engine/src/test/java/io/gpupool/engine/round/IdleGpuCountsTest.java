@@ -1,0 +1,122 @@
+package io.gpupool.engine.round;
+
+import io.gpupool.engine.JobState;
+import io.gpupool.engine.JobStatus;
+import io.gpupool.engine.Scheduler;
+import io.gpupool.engine.SchedulerConfig;
+import io.gpupool.engine.placement.CycleState;
+import io.gpupool.engine.state.ClusterState;
+import io.gpupool.model.ClusterSpec;
+import io.gpupool.model.GpuDevice;
+import io.gpupool.model.GpuModel;
+import io.gpupool.model.JobSpec;
+import io.gpupool.model.NodeSpec;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The preemption planner's count of idle GPUs ({@link IdleGpuCounts}) is a necessary condition: over random pools
+ * (whole GPUs, shares packed several to a GPU, gangs, unhealthy GPUs) and random victim lists, whenever it says a job
+ * could not fit with a range of the list gone, releasing those jobs and placing the job fails too. One instance serves
+ * every step (its counts kept per prefix while the cluster is unchanged, restarted when it changes), asked for ranges
+ * that grow, shrink and start later, and for victims preempted since they were listed. It must also say "cannot"
+ * often enough to matter.
+ */
+class IdleGpuCountsTest {
+    private static final GpuModel A100 = new GpuModel("A100-80GB", "A100 80GB", 81920, 312, 312, 2039, 400, 3, 600, List.of(), "test");
+
+    @Test
+    void neverRulesOutAJobThatFitsWithoutTheVictims() {
+        int ruledOut = 0, fits = 0;
+        for (long seed = 1; seed <= 40; seed++) {
+            SplittableRandom rnd = new SplittableRandom(seed);
+            Scheduler s = new Scheduler(pool(6, 8), SchedulerConfig.defaults("fcfs"));
+            IdleGpuCounts counts = new IdleGpuCounts();
+            long now = 0;
+            int next = 0;
+            for (int step = 0; step < 40; step++) {
+                now += 1000;
+                for (int k = rnd.nextInt(1, 5); k > 0; k--) s.submit(randomJob(rnd, "j" + next++, now), now);
+                List<JobState> running = new ArrayList<>(s.runningJobs());
+                if (!running.isEmpty() && rnd.nextInt(3) == 0) s.complete(running.get(rnd.nextInt(running.size())).id(), now);
+                if (rnd.nextInt(8) == 0) s.setGpuHealthy("a100-" + rnd.nextInt(6), rnd.nextInt(8), rnd.nextInt(3) > 0);
+                s.schedule(now);
+                // a whole-GPU job that waits (never scheduled: no round runs before the check)
+                JobSpec spec = JobSpec.builder("probe" + step).submitMs(now).shape(rnd.nextInt(1, 4), 1 << rnd.nextInt(4)).build();
+                now += 1;
+                s.submit(spec, now);
+                JobState probe = s.job(spec.id());
+                List<JobState> listed = new ArrayList<>(s.runningJobs());
+                java.util.Collections.shuffle(listed, new java.util.Random(rnd.nextLong()));
+                JobState[] victims = listed.toArray(new JobState[0]);
+                int[] runOf = new int[victims.length];
+                for (int i = 0; i < victims.length; i++) runOf[i] = victims[i].preemptions();
+                if (victims.length > 0 && rnd.nextInt(4) == 0) {
+                    // one listed victim was preempted since (it holds nothing now): the counts must skip it
+                    s.preempt(victims[rnd.nextInt(victims.length)].id(), now);
+                }
+                counts.begin(s.cluster(), victims, runOf);
+                for (int ask = 0; ask < 6; ask++) {
+                    if (victims.length > 0 && rnd.nextInt(5) == 0) {
+                        // the cluster changes between two asks (a listed job ends): the counts start again
+                        JobState v = victims[rnd.nextInt(victims.length)];
+                        if (v.status() == JobStatus.RUNNING) s.complete(v.id(), now);
+                    }
+                    int from = rnd.nextInt(3) == 0 ? Math.min(victims.length, rnd.nextInt(3)) : 0;
+                    int to = from + rnd.nextInt(victims.length - from + 1);
+                    boolean couldHold = counts.couldHold(probe, from, to);
+                    List<JobState> gone = new ArrayList<>();
+                    for (int i = from; i < to; i++) {
+                        if (victims[i].status() == JobStatus.RUNNING && victims[i].preemptions() == runOf[i]) gone.add(victims[i]);
+                    }
+                    boolean placed = fitsWithout(s, probe, gone);
+                    if (!couldHold) ruledOut++;
+                    if (placed) fits++;
+                    assertThat(!placed || couldHold).as("seed %d step %d victims [%d, %d)", seed, step, from, to).isTrue();
+                }
+                s.cancel(spec.id(), now);
+            }
+        }
+        assertThat(ruledOut).isGreaterThan(300);
+        assertThat(fits).isGreaterThan(300);
+    }
+
+    /** The plain computation: release every victim, place, roll back. */
+    private static boolean fitsWithout(Scheduler s, JobState job, List<JobState> victims) {
+        ClusterState cluster = s.cluster();
+        int mark = cluster.checkpoint();
+        try {
+            for (JobState v : victims) cluster.release(v.allocation());
+            return s.pipeline().place(new CycleState(cluster, job.spec(), s.workloadProfile(), null), false).ok();
+        } finally {
+            cluster.rollback(mark);
+        }
+    }
+
+    private static JobSpec randomJob(SplittableRandom rnd, String id, long now) {
+        JobSpec.Builder b = JobSpec.builder(id).submitMs(now);
+        switch (rnd.nextInt(4)) {
+            case 0 -> b.gpus(1).milli(100 * rnd.nextInt(1, 10));   // shares: several jobs on one GPU
+            case 1 -> b.shape(2, rnd.nextInt(1, 5));
+            default -> b.gpus(1 << rnd.nextInt(4));
+        }
+        return b.build();
+    }
+
+    private static ClusterSpec pool(int n, int g) {
+        List<NodeSpec> nodes = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            String name = "a100-" + i;
+            List<GpuDevice> devs = IntStream.range(0, g).mapToObj(k -> new GpuDevice(k, "GPU-" + name + "-" + k, A100, true)).toList();
+            nodes.add(new NodeSpec(name, devs, 96_000, 1 << 20, List.of(IntStream.range(0, g).boxed().toList()), 1.0, 10, Map.of()));
+        }
+        return new ClusterSpec(nodes);
+    }
+}
