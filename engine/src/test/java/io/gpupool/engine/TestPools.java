@@ -12,20 +12,20 @@ import java.util.Map;
 import java.util.stream.IntStream;
 
 /** Small pools for engine tests, built from records so the tests do not depend on the catalog. */
-final class TestPools {
-    static final GpuModel A100 = new GpuModel("A100-80GB", "A100 80GB", 81920, 312, 312, 2039, 400, 3, 600, List.of(), "test");
-    static final GpuModel T4 = new GpuModel("T4", "T4", 15360, 0, 65, 320, 70, 0, 0, List.of(), "test");
+public final class TestPools {
+    public static final GpuModel A100 = new GpuModel("A100-80GB", "A100 80GB", 81920, 312, 312, 2039, 400, 3, 600, List.of(), "test");
+    public static final GpuModel T4 = new GpuModel("T4", "T4", 15360, 0, 65, 320, 70, 0, 0, List.of(), "test");
 
     private TestPools() {}
 
-    static NodeSpec node(String name, GpuModel model, int gpus, List<List<Integer>> domains, double oversub, int split) {
+    public static NodeSpec node(String name, GpuModel model, int gpus, List<List<Integer>> domains, double oversub, int split) {
         List<GpuDevice> devs = IntStream.range(0, gpus)
                 .mapToObj(i -> new GpuDevice(i, "GPU-" + name + "-" + i, model, true)).toList();
         return new NodeSpec(name, devs, 96_000, 1 << 20, domains, oversub, split, Map.of());
     }
 
     /** n nodes of g GPUs of one model, each node one NVLink domain when the model has NVLink. */
-    static ClusterSpec pool(int n, int g, GpuModel model) {
+    public static ClusterSpec pool(int n, int g, GpuModel model) {
         List<NodeSpec> nodes = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             List<List<Integer>> dom = model.hasNvlink() ? List.of(IntStream.range(0, g).boxed().toList()) : List.of();
@@ -34,7 +34,7 @@ final class TestPools {
         return new ClusterSpec(nodes);
     }
 
-    static JobSpec.Builder job(String id, int gpus) {
+    public static JobSpec.Builder job(String id, int gpus) {
         return JobSpec.builder(id).gpus(gpus);
     }
 }

@@ -35,6 +35,24 @@ public abstract class IndexHeap {
         return top;
     }
 
+    /**
+     * Before {@link #heapify()}: puts the entry at array position {@code position} in front, where
+     * {@link #takeFrontUnordered()} takes it without the heap being built (for an order whose first entry a
+     * scan finds, and whose rest is often never asked for).
+     */
+    protected final void swapToFront(int position) {
+        int x = heap[position];
+        heap[position] = heap[0];
+        heap[0] = x;
+    }
+
+    /** Before {@link #heapify()}: takes the front entry out, leaving the rest unordered. */
+    protected final int takeFrontUnordered() {
+        int first = heap[0];
+        heap[0] = heap[--size];
+        return first;
+    }
+
     /** Adds an index whose entry the subclass has just filled. */
     protected final void add(int index) {
         if (size == heap.length) heap = Arrays.copyOf(heap, 2 * size);

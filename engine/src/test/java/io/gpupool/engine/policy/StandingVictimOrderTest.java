@@ -3,11 +3,8 @@ package io.gpupool.engine.policy;
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.Scheduler;
 import io.gpupool.engine.SchedulerConfig;
-import io.gpupool.model.ClusterSpec;
-import io.gpupool.model.GpuDevice;
-import io.gpupool.model.GpuModel;
+import io.gpupool.engine.TestPools;
 import io.gpupool.model.JobSpec;
-import io.gpupool.model.NodeSpec;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -16,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.SplittableRandom;
-import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,7 +25,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the crossings themselves and the milliseconds around them, where a stored queue would first go stale.
  */
 class StandingVictimOrderTest {
-    private static final GpuModel A100 = new GpuModel("A100-80GB", "A100 80GB", 81920, 312, 312, 2039, 400, 3, 600, List.of(), "test");
 
     @Test
     void lasKeepsItsVictimOrderAndNextCrossingExact() {
@@ -46,7 +41,7 @@ class StandingVictimOrderTest {
         SplittableRandom rnd = new SplittableRandom(seed);
         Map<String, Long> trueRuntimes = new HashMap<>();
         RuntimeOracle oracle = trueRuntimes::get;
-        Scheduler s = new Scheduler(pool(4, 8), config, oracle);
+        Scheduler s = new Scheduler(TestPools.pool(4, 8, TestPools.A100), config, oracle);
         long now = 0;
         int next = 0;
         for (int step = 0; step < 150; step++) {
@@ -102,15 +97,5 @@ class StandingVictimOrderTest {
             default -> b.gpus(1 << rnd.nextInt(4));
         }
         return b.build();
-    }
-
-    private static ClusterSpec pool(int n, int g) {
-        List<NodeSpec> nodes = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            String name = "a100-" + i;
-            List<GpuDevice> devs = IntStream.range(0, g).mapToObj(k -> new GpuDevice(k, "GPU-" + name + "-" + k, A100, true)).toList();
-            nodes.add(new NodeSpec(name, devs, 96_000, 1 << 20, List.of(IntStream.range(0, g).boxed().toList()), 1.0, 10, Map.of()));
-        }
-        return new ClusterSpec(nodes);
     }
 }

@@ -6,18 +6,13 @@ import io.gpupool.engine.Scheduler;
 import io.gpupool.engine.SchedulerConfig;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.state.ClusterState;
-import io.gpupool.model.ClusterSpec;
-import io.gpupool.model.GpuDevice;
-import io.gpupool.model.GpuModel;
+import io.gpupool.engine.TestPools;
 import io.gpupool.model.JobSpec;
-import io.gpupool.model.NodeSpec;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -30,14 +25,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * often enough to matter.
  */
 class IdleGpuCountsTest {
-    private static final GpuModel A100 = new GpuModel("A100-80GB", "A100 80GB", 81920, 312, 312, 2039, 400, 3, 600, List.of(), "test");
 
     @Test
     void neverRulesOutAJobThatFitsWithoutTheVictims() {
         int ruledOut = 0, fits = 0;
         for (long seed = 1; seed <= 40; seed++) {
             SplittableRandom rnd = new SplittableRandom(seed);
-            Scheduler s = new Scheduler(pool(6, 8), SchedulerConfig.defaults("fcfs"));
+            Scheduler s = new Scheduler(TestPools.pool(6, 8, TestPools.A100), SchedulerConfig.defaults("fcfs"));
             IdleGpuCounts counts = new IdleGpuCounts();
             long now = 0;
             int next = 0;
@@ -46,7 +40,7 @@ class IdleGpuCountsTest {
                 for (int k = rnd.nextInt(1, 5); k > 0; k--) s.submit(randomJob(rnd, "j" + next++, now), now);
                 List<JobState> running = new ArrayList<>(s.runningJobs());
                 if (!running.isEmpty() && rnd.nextInt(3) == 0) s.complete(running.get(rnd.nextInt(running.size())).id(), now);
-                if (rnd.nextInt(8) == 0) s.setGpuHealthy("a100-" + rnd.nextInt(6), rnd.nextInt(8), rnd.nextInt(3) > 0);
+                if (rnd.nextInt(8) == 0) s.setGpuHealthy("a100-80gb-" + rnd.nextInt(6), rnd.nextInt(8), rnd.nextInt(3) > 0);
                 s.schedule(now);
                 // a whole-GPU job that waits (never scheduled: no round runs before the check)
                 JobSpec spec = JobSpec.builder("probe" + step).submitMs(now).shape(rnd.nextInt(1, 4), 1 << rnd.nextInt(4)).build();
@@ -108,15 +102,5 @@ class IdleGpuCountsTest {
             default -> b.gpus(1 << rnd.nextInt(4));
         }
         return b.build();
-    }
-
-    private static ClusterSpec pool(int n, int g) {
-        List<NodeSpec> nodes = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            String name = "a100-" + i;
-            List<GpuDevice> devs = IntStream.range(0, g).mapToObj(k -> new GpuDevice(k, "GPU-" + name + "-" + k, A100, true)).toList();
-            nodes.add(new NodeSpec(name, devs, 96_000, 1 << 20, List.of(IntStream.range(0, g).boxed().toList()), 1.0, 10, Map.of()));
-        }
-        return new ClusterSpec(nodes);
     }
 }
