@@ -49,12 +49,6 @@ public final class ApiServer implements AutoCloseable {
     static final int ACCEPT_BACKLOG = 1024;
 
     /**
-     * What the active's API and a standby's listener share: the one connector on host:port (HTTP, or HTTPS with
-     * {@code tls}; replicas of one service share the port with SO_REUSEPORT, so a takeover opens it before the standby's
-     * listener closes), JSON errors also for what Jetty answers before Javalin sees the request, virtual threads and the
-     * dashboard's files.
-     */
-    /**
      * No acceptor threads: the selector accepts, without blocking. Jetty stops an acceptor thread by interrupting it,
      * and a blocking accept interrupted after the kernel accepted a connection throws ClosedByInterruptException and
      * never closes the new socket (ServerSocketChannelImpl.accept): a request in flight at a takeover then waited for
@@ -62,7 +56,13 @@ public final class ApiServer implements AutoCloseable {
      */
     public static final int ACCEPTORS = 0;
 
-    /** The port's connector; close what it leaves open with the returned {@link LeftoverConnections} after the stop. */
+    /**
+     * What the active's API and a standby's listener share: the one connector on host:port (HTTP, or HTTPS with
+     * {@code tls}; replicas of one service share the port with SO_REUSEPORT, so a takeover opens it before the standby's
+     * listener closes), JSON errors also for what Jetty answers before Javalin sees the request, virtual threads and the
+     * dashboard's files. Close what the connector leaves open with the returned {@link LeftoverConnections} after the
+     * stop.
+     */
     static LeftoverConnections listener(io.javalin.config.JavalinConfig cfg, String host, int port, TlsFiles.Identity tls,
                                         io.gpupool.server.ha.Replica replica) {
         LeftoverConnections leftovers = new LeftoverConnections();
