@@ -17,7 +17,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -30,25 +29,16 @@ class NodeAgentTest {
     @TempDir
     Path work;
 
-    final InMemoryServerLink server = new InMemoryServerLink();
-    final List<NodeAgent> agents = new ArrayList<>();
+    final TestAgents agents = new TestAgents();
+    final InMemoryServerLink server = agents.server;
 
     @AfterEach
     void stopEverything() throws Exception {
-        for (NodeAgent a : agents) {
-            a.runner().stopAll("test over", Duration.ofSeconds(5));
-            a.close();
-        }
+        agents.close();
     }
 
     private NodeAgent agent() throws Exception {
-        FakeGpuBackend gpus = new FakeGpuBackend("4xA100-80GB", "n1");
-        NodeAgent.Config c = NodeAgent.Config.defaults("n1", work)
-                .withRunner(RunnerConfig.defaults(work).withKillGrace(Duration.ofMillis(300)))
-                .withReportInterval(Duration.ofMillis(50));
-        NodeAgent a = new NodeAgent(c, gpus, gpus.discover(), server);
-        agents.add(a);
-        return a;
+        return agents.start(work, "4xA100-80GB", Duration.ofMillis(300));
     }
 
     private String gpu(NodeAgent a, int index) {

@@ -1,13 +1,11 @@
 package io.gpupool.agent.node;
 
-import io.gpupool.agent.gpu.FakeGpuBackend;
 import io.gpupool.agent.protocol.GrantedGpu;
 import io.gpupool.agent.protocol.JobKey;
 import io.gpupool.agent.protocol.JobLaunch;
 import io.gpupool.agent.protocol.JobPhase;
 import io.gpupool.agent.protocol.JobStatusReport;
 import io.gpupool.agent.protocol.LogStream;
-import io.gpupool.agent.run.RunnerConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -15,7 +13,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -33,24 +30,16 @@ class ReusedJobIdTest {
     @TempDir
     Path work;
 
-    final InMemoryServerLink server = new InMemoryServerLink();
-    final List<NodeAgent> agents = new ArrayList<>();
+    final TestAgents agents = new TestAgents();
+    final InMemoryServerLink server = agents.server;
 
     @AfterEach
     void stopEverything() throws Exception {
-        for (NodeAgent a : agents) {
-            a.runner().stopAll("test over", Duration.ofSeconds(5));
-            a.close();
-        }
+        agents.close();
     }
 
     private NodeAgent agent() throws Exception {
-        FakeGpuBackend gpus = new FakeGpuBackend("2xA100-80GB", "n1");
-        NodeAgent a = new NodeAgent(NodeAgent.Config.defaults("n1", work)
-                .withRunner(RunnerConfig.defaults(work).withKillGrace(Duration.ofMillis(500)))
-                .withReportInterval(Duration.ofMillis(50)), gpus, gpus.discover(), server);
-        agents.add(a);
-        return a;
+        return agents.start(work, "2xA100-80GB", Duration.ofMillis(500));
     }
 
     /**
