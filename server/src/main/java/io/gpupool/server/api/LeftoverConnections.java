@@ -28,19 +28,16 @@ final class LeftoverConnections implements SelectorManager.AcceptListener {
         open.remove(channel);
     }
 
-    /** After the listener's stop: closes what Jetty left open; returns how many. */
-    int closeAll() {
-        int closed = 0;
+    /** After the listener's stop: closes what Jetty left open. */
+    void closeAll() {
         for (SelectableChannel c : open) {
             if (!c.isOpen()) continue;
             try {
                 c.close();
-                closed++;
             } catch (IOException e) {
                 // closing is all that can be done: a failure leaves nothing else to try
             }
         }
         open.clear();
-        return closed;
     }
 }
