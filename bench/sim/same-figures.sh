@@ -11,7 +11,7 @@ TRACES="$(realpath -m "${TRACES:-${GPUPOOL_TRACES:-$(dirname "${BASH_SOURCE[0]}"
 BEFORE=$1 AFTER=$2 OUT=${3:-$(mktemp -d)}
 [ -f "$TRACES/philly/philly_jobs.csv" ] || { echo "no $TRACES/philly/philly_jobs.csv: download the public traces as docs/traces.md says (\"Getting the real traces\") and set TRACES to their folder" >&2; exit 2; }
 JAVA="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java"
-POLICIES="fcfs fcfs-backfill priority fair-share qssf las srtf-oracle"
+POLICIES="fcfs fcfs-backfill priority fair-share qssf las srtf-oracle themis gittins"
 run() {   # jar, output directory
     mkdir -p "$2"
     for p in $POLICIES; do

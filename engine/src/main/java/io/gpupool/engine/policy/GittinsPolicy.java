@@ -3,6 +3,7 @@ package io.gpupool.engine.policy;
 import io.gpupool.engine.JobState;
 
 import java.util.Comparator;
+import java.util.List;
 import java.util.OptionalLong;
 
 /**
@@ -15,7 +16,7 @@ import java.util.OptionalLong;
  * then, and the queue is re-sorted only then); a running job's index changes when its service crosses a level edge.
  * Before enough jobs finished the prior makes it least-attained-service first.
  */
-public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preemption, CompletionObserver {
+public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preemption, CompletionObserver, RunObserver {
     /**
      * @param firstLevelGpuSec service (GPU-seconds) at which level 1 starts
      * @param levelRatio       each level's upper edge / its lower edge
@@ -48,13 +49,22 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
     private long tableVersion;
     private long nextRefreshAt;
     /** Lowest index of a running job when this round's order was made: a job above it may have a victim. */
-    private double lowestRunning;
+    double lowestRunning;   // package-private: a test compares it with a scan
+    /** The running jobs' levels and indexes, kept across rounds in victim order. */
+    private final RunningBands running;
 
     public GittinsPolicy(Args args) {
         this.levels = new ServiceLevels(args.firstLevelGpuSec(), args.levelRatio(), TOP_GPU_SEC);
         this.history = new ServiceHistory(levels, ServiceHistory.Groups.valueOf(args.groups().toUpperCase().replace('-', '_')), args.minGroupJobs());
         this.table = history.table();
         this.nextRefreshAt = REFRESH_MIN_STEP;
+        this.running = new RunningBands(new RunningBands.Bands() {
+            @Override public int bandOf(JobState job, long now) { return levelOf(job, now); }
+
+            @Override public double upperEdgeGpuSec(int level) { return levels.upper(level); }
+
+            @Override public double key(JobState job, int level) { return indexOf(table, job, level); }   // the lowest index first
+        });
     }
 
     @Override public String name() { return "gittins"; }
@@ -67,11 +77,16 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
         if (history.observations() >= nextRefreshAt) {
             table = history.table();
             tableVersion++;
+            running.rekey();
             nextRefreshAt = Math.max(history.observations() + REFRESH_MIN_STEP, (long) Math.ceil(history.observations() * REFRESH_GROWTH));
         }
     }
 
     @Override public long orderVersion() { return tableVersion; }
+
+    @Override public void runStarted(JobState job) { running.started(job); }
+
+    @Override public void runEnded(JobState job) { running.ended(job); }
 
     private int levelOf(JobState j, long nowMs) {
         return levels.levelOf(j.attainedGpuMs(nowMs) / 1000.0);
@@ -86,14 +101,17 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
     public Comparator<JobState> standingOrder(PolicyContext ctx) {
         long now = ctx.nowMs();
         ServiceHistory.Table t = table;
-        lowestRunning = Double.POSITIVE_INFINITY;
-        for (JobState j : ctx.running()) lowestRunning = Math.min(lowestRunning, indexOf(t, j, levelOf(j, now)));
+        lowestRunning = running.lowestKey(now);   // the lowest index comes first in victim order
+        if (Double.isNaN(lowestRunning)) {   // asked for an earlier time than before: the plain scan
+            lowestRunning = Double.POSITIVE_INFINITY;
+            for (JobState j : ctx.running()) lowestRunning = Math.min(lowestRunning, indexOf(t, j, levelOf(j, now)));
+        }
         return Comparator.comparingDouble((JobState j) -> -indexOf(t, j, levelOf(j, now)))
                 .thenComparingInt(j -> levelOf(j, now))
                 .thenComparingLong(j -> j.spec().submitTimeMs());
     }
 
-    private double indexNow(PolicyContext ctx, JobState j) {
+    double indexNow(PolicyContext ctx, JobState j) {   // package-private: a test scans with it
         return indexOf(table, j, levelOf(j, ctx.nowMs()));
     }
 
@@ -107,15 +125,28 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
         return indexNow(ctx, victim) < indexNow(ctx, job);
     }
 
-    /** Lowest index first (the allowed victims of any job come first), then the cheapest. */
+    /** Lowest index first (the allowed victims of any job come first), then the cheapest; {@link #runningInVictimOrder} keeps the running jobs in it. */
     @Override
     public Comparator<JobState> victimOrder(PolicyContext ctx) {
         return Comparator.comparingDouble((JobState j) -> indexNow(ctx, j)).thenComparing(Preemption.cheapestFirst(ctx));
     }
 
+    /** The running jobs in {@link #victimOrder}, kept in it across rounds ({@link RunningBands}). */
+    @Override
+    public List<JobState> runningInVictimOrder(PolicyContext ctx) {
+        List<JobState> kept = running.inVictimOrder(ctx.nowMs());
+        return kept != null ? kept : Preemption.super.runningInVictimOrder(ctx);
+    }
+
     /** The next moment a running job's service crosses a level edge (its index changes then). */
     @Override
     public OptionalLong nextReevaluationMs(PolicyContext ctx) {
+        OptionalLong kept = running.nextCrossing(ctx.nowMs());
+        return kept != null ? kept : nextCrossingScanned(ctx);
+    }
+
+    /** {@link #nextReevaluationMs} by a scan of every running job (what {@link RunningBands} answers without one). */
+    OptionalLong nextCrossingScanned(PolicyContext ctx) {
         long now = ctx.nowMs();
         return EdgeCrossings.next(ctx, j -> levels.upper(levelOf(j, now)));
     }

@@ -34,11 +34,17 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption, 
     }
 
     private final double[] thresholds;
-    private final LasBands running;   // the running jobs' queues, kept across rounds
+    private final RunningBands running;   // the running jobs' queues, kept across rounds
 
     public LasPolicy(Args args) {
         this.thresholds = args.thresholdsGpuSec().stream().mapToDouble(Double::doubleValue).toArray();
-        this.running = new LasBands(thresholds);
+        this.running = new RunningBands(new RunningBands.Bands() {
+            @Override public int bandOf(JobState job, long now) { return queueOf(job, now, thresholds); }
+
+            @Override public double upperEdgeGpuSec(int queue) { return queue < thresholds.length ? thresholds[queue] : Double.POSITIVE_INFINITY; }
+
+            @Override public double key(JobState job, int queue) { return -queue; }   // the highest queue first
+        });
     }
 
     @Override public String name() { return "las"; }
@@ -70,8 +76,9 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption, 
     @Override
     public Comparator<JobState> standingOrder(PolicyContext ctx) {
         long now = ctx.nowMs();
-        highestQueue = running.highestBand(now);
-        if (highestQueue < 0) {   // asked for an earlier time than before: the plain scan
+        Integer kept = running.firstBand(now, 0);   // the highest queue comes first in victim order
+        if (kept != null) highestQueue = kept;
+        else {   // asked for an earlier time than before: the plain scan
             highestQueue = 0;
             for (JobState j : ctx.running()) highestQueue = Math.max(highestQueue, queueOf(j, now, thresholds));
         }
@@ -95,7 +102,7 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption, 
         return Comparator.comparingInt((JobState j) -> -queueOf(j, now, thresholds)).thenComparing(Preemption.cheapestFirst(ctx));
     }
 
-    /** The running jobs in {@link #victimOrder}, kept in it across rounds ({@link LasBands}). */
+    /** The running jobs in {@link #victimOrder}, kept in it across rounds ({@link RunningBands}). */
     @Override
     public List<JobState> runningInVictimOrder(PolicyContext ctx) {
         List<JobState> kept = running.inVictimOrder(ctx.nowMs());
@@ -109,7 +116,7 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption, 
         return kept != null ? kept : nextCrossingScanned(ctx);
     }
 
-    /** {@link #nextReevaluationMs} by a scan of every running job (what {@link LasBands} answers without one). */
+    /** {@link #nextReevaluationMs} by a scan of every running job (what {@link RunningBands} answers without one). */
     OptionalLong nextCrossingScanned(PolicyContext ctx) {
         long now = ctx.nowMs();
         return EdgeCrossings.next(ctx, j -> {

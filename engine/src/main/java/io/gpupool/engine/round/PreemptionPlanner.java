@@ -19,11 +19,13 @@ import java.util.function.Function;
  * outside the GPUs advance reservations keep it off). Works entirely inside a checkpoint: the cluster
  * is left as it was.
  *
- * <p>One planner serves one round. It takes the preemptible running jobs in the policy's victim order
- * once, when the round first looks for victims ({@link Preemption#runningInVictimOrder}: sorted, or kept in order by the policy), and every blocked job of the round walks that list: a round
- * with many blocked jobs costs one sort plus a short walk per job, not a scan of every running job per job.
- * A job that started at this very instant (in this round, or a victim that started again) is no victim:
- * stopping it would waste nothing but churn.
+ * <p>One planner serves one round. It takes the running jobs in the policy's victim order once, when the round
+ * first looks for victims ({@link Preemption#runningInVictimOrder}: sorted, or kept in order by the policy), and every
+ * blocked job of the round walks that list: a round with many blocked jobs costs one sort plus a short walk per job,
+ * not a scan of every running job per job. The preemptible ones are listed as the walks reach them (most walks stop
+ * early), each with its preemption count then: a job is preempted in a round only once listed, so that count is the
+ * one it had when the round began. A job that started at this very instant (in this round, or a victim that started
+ * again) is no victim: stopping it would waste nothing but churn.
  */
 final class PreemptionPlanner {
     /** Victims tried per blocked job; bounds the cost of a round on a busy pool. */
@@ -34,8 +36,11 @@ final class PreemptionPlanner {
     private final boolean allowedVictimsComeFirst;
     private final PlacementPipeline pipeline;
     private final Function<JobState, CycleState> cycles;
-    private final JobState[] byCost;
+    private final JobState[] running;   // the policy's victim order when the round first looked for victims
+    private int read;                   // running[0, read) looked at for the list
+    private final JobState[] byCost;    // the preemptible ones of running[0, read) started before now, in order
     private final int[] runOf;     // each entry's preemption count when listed: a job preempted since is another run
+    private int listed;            // byCost[0, listed) is filled
     private int first;             // entries before it have all been preempted
     private final IdleGpuCounts idle;
     private int end;               // cheapest: one past the last candidate it took
@@ -47,14 +52,28 @@ final class PreemptionPlanner {
         this.allowedVictimsComeFirst = allowedVictimsComeFirst;
         this.pipeline = pipeline;
         this.cycles = cycles;
-        // the policy's order is total (ties end at arrival order): filtering after ordering gives the order of the filtered jobs
-        List<JobState> preemptible = new ArrayList<>();
-        for (JobState v : policy.runningInVictimOrder(ctx)) if (v.spec().preemptible() && v.runStartMs() < ctx.nowMs()) preemptible.add(v);
-        byCost = preemptible.toArray(new JobState[0]);
-        runOf = new int[byCost.length];
-        for (int i = 0; i < byCost.length; i++) runOf[i] = byCost[i].preemptions();
+        // a copy: a policy's standing list may change as victims stop and start during the round
+        running = policy.runningInVictimOrder(ctx).toArray(new JobState[0]);
+        byCost = new JobState[running.length];
+        runOf = new int[running.length];
         this.idle = idle;
         idle.begin(ctx.cluster(), byCost, runOf);
+    }
+
+    /**
+     * Lists the next preemptible job started before now, if any. The policy's order is total (ties end at arrival
+     * order): filtering after ordering gives the order of the filtered jobs.
+     */
+    private boolean listNext() {
+        while (read < running.length) {
+            JobState v = running[read++];
+            if (v.spec().preemptible() && v.runStartMs() < ctx.nowMs()) {
+                byCost[listed] = v;
+                runOf[listed++] = v.preemptions();
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The victims to preempt, or null when no allowed set makes the job fit. */
@@ -97,7 +116,7 @@ final class PreemptionPlanner {
     /** Up to {@value #MAX_CANDIDATES} allowed victims, cheapest first, still in the run they were listed in. */
     private List<JobState> cheapest(JobState job) {
         List<JobState> out = new ArrayList<>();
-        for (int i = first; i < byCost.length && out.size() < MAX_CANDIDATES; i++) {
+        for (int i = first; (i < listed || listNext()) && out.size() < MAX_CANDIDATES; i++) {
             JobState v = byCost[i];
             boolean sameRun = v.status() == JobStatus.RUNNING && v.preemptions() == runOf[i];
             if (!sameRun) {

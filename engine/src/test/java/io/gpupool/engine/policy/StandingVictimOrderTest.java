@@ -17,18 +17,26 @@ import java.util.SplittableRandom;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * las and srtf-oracle keep their running jobs in victim order across rounds ({@link LasBands}, {@link RunningByFinish}),
- * and las its next threshold crossing: over random histories (arrivals, rounds with preemptions, completions,
+ * las, gittins and srtf-oracle keep their running jobs in victim order across rounds ({@link RunningBands},
+ * {@link RunningByFinish}), and las and gittins their next band crossing and the band or index of the first victim: over random histories (arrivals, rounds with preemptions, completions,
  * cancellations, an administrator's preemption, a reconfiguration, fractional GPUs and gangs, true run times that end
- * before the job does) each must equal the plain computation at every instant asked: the running jobs sorted by the
- * policy's {@link Preemption#victimOrder}, and a scan of every running job for its next crossing. The instants include
- * the crossings themselves and the milliseconds around them, where a stored queue would first go stale.
+ * before the job does; for gittins, index tables that change as jobs finish) each must equal the plain computation at
+ * every instant asked: the running jobs sorted by the policy's {@link Preemption#victimOrder}, and a scan of every
+ * running job for its next crossing and its highest queue or lowest index. The instants include the crossings
+ * themselves and the milliseconds around them, where a stored queue would first go stale.
  */
 class StandingVictimOrderTest {
 
     @Test
     void lasKeepsItsVictimOrderAndNextCrossingExact() {
         SchedulerConfig config = SchedulerConfig.defaults("las").withPolicyArgs(new LasPolicy.Args(List.of(50.0, 500.0, 2000.0)));
+        for (long seed = 1; seed <= 25; seed++) replay(config, seed);
+    }
+
+    @Test
+    void gittinsKeepsItsVictimOrderNextCrossingAndLowestIndexExact() {
+        // small levels and groups: jobs cross levels often, and the index table changes every 10 finished jobs
+        SchedulerConfig config = SchedulerConfig.defaults("gittins").withPolicyArgs(new GittinsPolicy.Args(20, 2, "tenant-size", 3));
         for (long seed = 1; seed <= 25; seed++) replay(config, seed);
     }
 
@@ -87,10 +95,17 @@ class StandingVictimOrderTest {
             las.standingOrder(ctx);
             assertThat(las.highestQueue).as(what).isEqualTo(highest);
         }
+        if (policy instanceof GittinsPolicy gittins) {
+            assertThat(gittins.nextReevaluationMs(ctx)).as(what).isEqualTo(gittins.nextCrossingScanned(ctx));
+            double lowest = Double.POSITIVE_INFINITY;
+            for (JobState j : s.runningJobs()) lowest = Math.min(lowest, gittins.indexNow(ctx, j));
+            gittins.standingOrder(ctx);
+            assertThat(gittins.lowestRunning).as(what).isEqualTo(lowest);
+        }
     }
 
     private static JobSpec randomJob(SplittableRandom rnd, String id, long now) {
-        JobSpec.Builder b = JobSpec.builder(id).submitMs(now).priority(rnd.nextInt(3)).preemptible(rnd.nextInt(6) > 0);
+        JobSpec.Builder b = JobSpec.builder(id).tenant(rnd.nextBoolean() ? "a" : "b").submitMs(now).priority(rnd.nextInt(3)).preemptible(rnd.nextInt(6) > 0);
         switch (rnd.nextInt(5)) {
             case 0 -> b.gpus(1).milli(100 * rnd.nextInt(1, 10));   // a share: fractional GPU-time
             case 1 -> b.shape(2, 8);

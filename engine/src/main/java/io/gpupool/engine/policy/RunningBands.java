@@ -1,0 +1,221 @@
+package io.gpupool.engine.policy;
+
+import io.gpupool.engine.JobState;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.TreeSet;
+
+/**
+ * A band-ranked preemptive policy's running jobs (las's queues, gittins' service levels) kept across rounds in its victim
+ * order (lowest key first, then the cheapest: lowest priority, latest run start, fewest GPUs, latest arrival) and by
+ * when each next crosses its band's upper edge. A job's band is set by its attained GPU-time and its key by its band
+ * (and, for gittins, by the policy's index table: {@link #rekey} after the table changes). Every part of that order
+ * but the key is fixed while a job runs (its work lost, now - run start, ranks as the run start does), and its band
+ * changes only when its attained GPU-time crosses an edge: a query at {@code now} first recomputes, exactly as the
+ * plain code does ({@link Bands#bandOf}), every job whose next crossing is due by {@code now} + {@link #MARGIN_MS};
+ * every other job is more than the margin away from its crossing, so its band is still the one stored. The crossing
+ * times are {@link EdgeCrossings#crossingMs} as of when they were computed: a job's crossing moves with the time it is
+ * computed at only by rounding (well under a millisecond, plus one for the ceiling), which is what the margin covers.
+ * Queries must not go back in time (the caller falls back to the plain computation).
+ */
+final class RunningBands {
+    /** What the policy ranks by. */
+    interface Bands {
+        /** The job's band at {@code now} (what the plain code computes). */
+        int bandOf(JobState job, long now);
+
+        /** The attained GPU-seconds at which a job leaves the band; infinite for the last band. */
+        double upperEdgeGpuSec(int band);
+
+        /** The victim-order key of a job in a band: lowest first. */
+        double key(JobState job, int band);
+    }
+
+    /** Far more than the rounding of a crossing time: a crossing this close is recomputed, never trusted. */
+    static final long MARGIN_MS = 1000;
+
+    private static final class Entry {
+        final JobState job;
+        final long runStartMs;   // the job's, stored: the scheduler clears it before telling that the run ended
+        int band;
+        double key;
+        long crossingMs;   // Long.MAX_VALUE: none (the last band, or no GPUs)
+
+        Entry(JobState job) {
+            this.job = job;
+            this.runStartMs = job.runStartMs();
+        }
+    }
+
+    /** The victim order with the key as stored: run start latest first is work lost least first. */
+    private static final Comparator<Entry> VICTIM_ORDER = Comparator.comparingDouble((Entry e) -> e.key)
+            .thenComparingInt(e -> e.job.spec().priority())
+            .thenComparing((a, b) -> Long.compare(b.runStartMs, a.runStartMs))
+            .thenComparingDouble(e -> e.job.gpuUnits())
+            .thenComparing((a, b) -> Long.compare(b.job.seq(), a.job.seq()));
+    private static final Comparator<Entry> CROSSING_ORDER = Comparator.comparingLong((Entry e) -> e.crossingMs).thenComparingLong(e -> e.job.seq());
+
+    private final Bands bands;
+    private final Map<JobState, Entry> entries = new IdentityHashMap<>();
+    private final List<Entry> unkeyed = new ArrayList<>();   // started since the last query: no band computed yet
+    private final VictimList byVictimOrder = new VictimList();
+    private final TreeSet<Entry> byCrossing = new TreeSet<>(CROSSING_ORDER);
+    private long keyedAtMs = Long.MIN_VALUE;
+    private boolean keysChanged;
+    private List<JobState> ordered;   // a copy of byVictimOrder's jobs, null when it changed since
+
+    RunningBands(Bands bands) {
+        this.bands = bands;
+    }
+
+    void started(JobState job) {
+        Entry e = new Entry(job);
+        entries.put(job, e);
+        unkeyed.add(e);
+    }
+
+    void ended(JobState job) {
+        Entry e = entries.remove(job);
+        if (e == null) return;
+        if (!unkeyed.remove(e)) {
+            byVictimOrder.remove(e);
+            byCrossing.remove(e);
+            ordered = null;
+        }
+    }
+
+    /** The key of a band may have changed for any job (the policy's table did): every key is recomputed at the next query. */
+    void rekey() {
+        keysChanged = true;
+    }
+
+    /** Every running job in victim order at {@code now}; null when {@code now} is before the last query. */
+    List<JobState> inVictimOrder(long now) {
+        if (!keyAt(now)) return null;
+        if (ordered == null) ordered = Arrays.asList(byVictimOrder.jobs());
+        return ordered;
+    }
+
+    /** The band of the first running job in victim order at {@code now}, or {@code ifNone} when none runs; null when {@code now} is before the last query. */
+    Integer firstBand(long now, int ifNone) {
+        if (!keyAt(now)) return null;
+        return byVictimOrder.isEmpty() ? ifNone : byVictimOrder.first().band;
+    }
+
+    /** The lowest key of a running job at {@code now} (infinite when none runs); NaN when {@code now} is before the last query. */
+    double lowestKey(long now) {
+        if (!keyAt(now)) return Double.NaN;
+        return byVictimOrder.isEmpty() ? Double.POSITIVE_INFINITY : byVictimOrder.first().key;
+    }
+
+    /**
+     * {@link EdgeCrossings#next} at {@code now}, computed exactly for the jobs whose stored crossing is within the
+     * margin of the earliest (no other can be the earliest); null when {@code now} is before the last query.
+     */
+    OptionalLong nextCrossing(long now) {
+        if (!keyAt(now)) return null;
+        if (byCrossing.isEmpty() || byCrossing.first().crossingMs == Long.MAX_VALUE) return OptionalLong.empty();
+        long bound = plus(byCrossing.first().crossingMs, MARGIN_MS);
+        long best = Long.MAX_VALUE;
+        for (Entry e : byCrossing) {
+            if (e.crossingMs > bound || e.crossingMs == Long.MAX_VALUE) break;
+            double edge = bands.upperEdgeGpuSec(bands.bandOf(e.job, now));
+            if (!Double.isInfinite(edge)) best = Math.min(best, EdgeCrossings.crossingMs(e.job, edge, now));
+        }
+        return best == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(best);
+    }
+
+    /**
+     * Computes the band of the jobs started since the last query and of those whose crossing is due by now + the
+     * margin, and every key after {@link #rekey}.
+     */
+    private boolean keyAt(long now) {
+        if (now < keyedAtMs) return false;
+        keyedAtMs = now;
+        if (keysChanged) {
+            keysChanged = false;
+            byVictimOrder.rekey(bands);
+            ordered = null;
+        }
+        List<Entry> due = new ArrayList<>(unkeyed);   // the newly started first, in neither set yet
+        int newlyStarted = due.size();
+        unkeyed.clear();
+        long horizon = plus(now, MARGIN_MS);
+        for (Entry e : byCrossing) {
+            if (e.crossingMs > horizon) break;
+            due.add(e);
+        }
+        for (int i = 0; i < due.size(); i++) {
+            Entry e = due.get(i);
+            if (i >= newlyStarted) {
+                byVictimOrder.remove(e);
+                byCrossing.remove(e);
+            }
+            e.band = bands.bandOf(e.job, now);
+            e.key = bands.key(e.job, e.band);
+            double edge = bands.upperEdgeGpuSec(e.band);
+            e.crossingMs = !Double.isInfinite(edge) && e.job.gpuUnits() > 0 ? EdgeCrossings.crossingMs(e.job, edge, now) : Long.MAX_VALUE;
+            byVictimOrder.add(e);
+            byCrossing.add(e);
+        }
+        if (!due.isEmpty()) ordered = null;
+        return true;
+    }
+
+    /**
+     * The entries in victim order in an array, with their jobs in a second one: a round copies the jobs in one
+     * move, and a start, an end or a band change moves part of the arrays (a few hundred references) instead of
+     * a tree's nodes being walked to list them.
+     */
+    private static final class VictimList {
+        private Entry[] entries = new Entry[16];
+        private JobState[] jobs = new JobState[16];
+        private int size;
+
+        boolean isEmpty() { return size == 0; }
+
+        Entry first() { return entries[0]; }
+
+        void add(Entry e) {
+            int at = -Arrays.binarySearch(entries, 0, size, e, VICTIM_ORDER) - 1;   // the order is total: never found
+            if (size == entries.length) {
+                entries = Arrays.copyOf(entries, 2 * size);
+                jobs = Arrays.copyOf(jobs, 2 * size);
+            }
+            System.arraycopy(entries, at, entries, at + 1, size - at);
+            System.arraycopy(jobs, at, jobs, at + 1, size - at);
+            entries[at] = e;
+            jobs[at] = e.job;
+            size++;
+        }
+
+        void remove(Entry e) {
+            int at = Arrays.binarySearch(entries, 0, size, e, VICTIM_ORDER);
+            if (at < 0) throw new IllegalStateException("job " + e.job.id() + " is not where its key puts it");
+            System.arraycopy(entries, at + 1, entries, at, size - at - 1);
+            System.arraycopy(jobs, at + 1, jobs, at, size - at - 1);
+            size--;
+            entries[size] = null;
+            jobs[size] = null;
+        }
+
+        /** Every key computed again, and the order sorted again. */
+        void rekey(Bands bands) {
+            for (int i = 0; i < size; i++) entries[i].key = bands.key(entries[i].job, entries[i].band);
+            Arrays.sort(entries, 0, size, VICTIM_ORDER);
+            for (int i = 0; i < size; i++) jobs[i] = entries[i].job;
+        }
+
+        JobState[] jobs() { return Arrays.copyOf(jobs, size); }
+    }
+
+    private static long plus(long t, long d) {
+        return t > Long.MAX_VALUE - d ? Long.MAX_VALUE : t + d;
+    }
+}
