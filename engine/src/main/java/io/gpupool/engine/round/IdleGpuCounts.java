@@ -30,11 +30,13 @@ final class IdleGpuCounts {
 
     /** A new round's victim list (in the planner's order) with each entry's preemption count when listed. */
     void begin(ClusterState cluster, JobState[] victims, int[] runOf) {
+        // a cluster only gains nodes, so the same cluster with as many nodes has the same GPUs per node
+        boolean sameLayout = cluster == this.cluster && nodes == cluster.nodeCount();
         this.cluster = cluster;
         this.victims = victims;
         this.runOf = runOf;
         this.version = -1;
-        if (nodes != cluster.nodeCount() || firstGpu[nodes] != gpus(cluster)) {
+        if (!sameLayout) {
             nodes = cluster.nodeCount();
             firstGpu = new int[nodes + 1];
             for (int n = 0; n < nodes; n++) firstGpu[n + 1] = firstGpu[n] + cluster.node(n).gpuCount();
@@ -87,11 +89,5 @@ final class IdleGpuCounts {
                 if (--left[firstGpu[g.node()] + g.gpu()] == 0 && node.healthy(g.gpu())) idleAt[row + g.node()]++;
             }
         }
-    }
-
-    private static int gpus(ClusterState cluster) {
-        int total = 0;
-        for (int n = 0; n < cluster.nodeCount(); n++) total += cluster.node(n).gpuCount();
-        return total;
     }
 }
