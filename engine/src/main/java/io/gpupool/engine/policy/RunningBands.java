@@ -64,7 +64,7 @@ final class RunningBands {
     private final Bands bands;
     private final Map<JobState, Entry> entries = new IdentityHashMap<>();
     private final List<Entry> unkeyed = new ArrayList<>();   // started since the last query: no band computed yet
-    private final VictimList byVictimOrder = new VictimList();
+    private final SortedRunning<Entry> byVictimOrder = new SortedRunning<>(VICTIM_ORDER, e -> e.job);
     private final TreeSet<Entry> byCrossing = new TreeSet<>(CROSSING_ORDER);
     private long keyedAtMs = Long.MIN_VALUE;
     private boolean keysChanged;
@@ -105,13 +105,13 @@ final class RunningBands {
     /** The band of the first running job in victim order at {@code now}, or {@code ifNone} when none runs; null when {@code now} is before the last query. */
     Integer firstBand(long now, int ifNone) {
         if (!keyAt(now)) return null;
-        return byVictimOrder.isEmpty() ? ifNone : byVictimOrder.first().band;
+        return byVictimOrder.isEmpty() ? ifNone : byVictimOrder.get(0).band;
     }
 
     /** The lowest key of a running job at {@code now} (infinite when none runs); NaN when {@code now} is before the last query. */
     double lowestKey(long now) {
         if (!keyAt(now)) return Double.NaN;
-        return byVictimOrder.isEmpty() ? Double.POSITIVE_INFINITY : byVictimOrder.first().key;
+        return byVictimOrder.isEmpty() ? Double.POSITIVE_INFINITY : byVictimOrder.get(0).key;
     }
 
     /**
@@ -140,7 +140,11 @@ final class RunningBands {
         keyedAtMs = now;
         if (keysChanged) {
             keysChanged = false;
-            byVictimOrder.rekey(bands);
+            for (int i = 0; i < byVictimOrder.size(); i++) {
+                Entry e = byVictimOrder.get(i);
+                e.key = bands.key(e.job, e.band);
+            }
+            byVictimOrder.resort();
             ordered = null;
         }
         List<Entry> due = new ArrayList<>(unkeyed);   // the newly started first, in neither set yet
@@ -166,53 +170,6 @@ final class RunningBands {
         }
         if (!due.isEmpty()) ordered = null;
         return true;
-    }
-
-    /**
-     * The entries in victim order in an array, with their jobs in a second one: a round copies the jobs in one
-     * move, and a start, an end or a band change moves part of the arrays (a few hundred references) instead of
-     * a tree's nodes being walked to list them.
-     */
-    private static final class VictimList {
-        private Entry[] entries = new Entry[16];
-        private JobState[] jobs = new JobState[16];
-        private int size;
-
-        boolean isEmpty() { return size == 0; }
-
-        Entry first() { return entries[0]; }
-
-        void add(Entry e) {
-            int at = -Arrays.binarySearch(entries, 0, size, e, VICTIM_ORDER) - 1;   // the order is total: never found
-            if (size == entries.length) {
-                entries = Arrays.copyOf(entries, 2 * size);
-                jobs = Arrays.copyOf(jobs, 2 * size);
-            }
-            System.arraycopy(entries, at, entries, at + 1, size - at);
-            System.arraycopy(jobs, at, jobs, at + 1, size - at);
-            entries[at] = e;
-            jobs[at] = e.job;
-            size++;
-        }
-
-        void remove(Entry e) {
-            int at = Arrays.binarySearch(entries, 0, size, e, VICTIM_ORDER);
-            if (at < 0) throw new IllegalStateException("job " + e.job.id() + " is not where its key puts it");
-            System.arraycopy(entries, at + 1, entries, at, size - at - 1);
-            System.arraycopy(jobs, at + 1, jobs, at, size - at - 1);
-            size--;
-            entries[size] = null;
-            jobs[size] = null;
-        }
-
-        /** Every key computed again, and the order sorted again. */
-        void rekey(Bands bands) {
-            for (int i = 0; i < size; i++) entries[i].key = bands.key(entries[i].job, entries[i].band);
-            Arrays.sort(entries, 0, size, VICTIM_ORDER);
-            for (int i = 0; i < size; i++) jobs[i] = entries[i].job;
-        }
-
-        JobState[] jobs() { return Arrays.copyOf(jobs, size); }
     }
 
     private static long plus(long t, long d) {

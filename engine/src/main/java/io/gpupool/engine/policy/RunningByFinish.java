@@ -8,7 +8,6 @@ import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 
 /**
  * srtf-oracle's running jobs kept across rounds in its victim order: longest remaining time first, then arrival. A
@@ -25,9 +24,8 @@ final class RunningByFinish {
 
     private final Map<JobState, Entry> entries = new IdentityHashMap<>();
     private final List<JobState> unkeyed = new ArrayList<>();   // started since the last query: finish not read yet
-    private final TreeSet<Entry> byFinish = new TreeSet<>(LATEST_FINISH_FIRST);
-    private Entry[] ordered;   // byFinish as an array, null when it changed since
-    private List<JobState> orderedJobs;   // their jobs
+    private final SortedRunning<Entry> byFinish = new SortedRunning<>(LATEST_FINISH_FIRST, Entry::job);
+    private List<JobState> orderedJobs;   // byFinish's jobs, null when it changed since
 
     void started(JobState job) {
         unkeyed.add(job);
@@ -40,7 +38,7 @@ final class RunningByFinish {
             return;
         }
         byFinish.remove(e);
-        ordered = null;
+        orderedJobs = null;
     }
 
     /** Every running job in srtf-oracle's victim order at the context's time (the caller does not change the list). */
@@ -49,19 +47,14 @@ final class RunningByFinish {
             Entry e = new Entry(j, finishMs(ctx, j));
             entries.put(j, e);
             byFinish.add(e);
-            ordered = null;
+            orderedJobs = null;
         }
         unkeyed.clear();
-        if (ordered == null) {
-            ordered = byFinish.toArray(new Entry[0]);
-            JobState[] jobs = new JobState[ordered.length];
-            for (int i = 0; i < jobs.length; i++) jobs[i] = ordered[i].job;
-            orderedJobs = Arrays.asList(jobs);
-        }
+        if (orderedJobs == null) orderedJobs = Arrays.asList(byFinish.jobs());
         long now = ctx.nowMs();
-        int done = ordered.length;   // the jobs from here on have no time left
-        while (done > 0 && ordered[done - 1].finishMs <= now) done--;
-        if (ordered.length - done <= 1) return orderedJobs;
+        int done = byFinish.size();   // the jobs from here on have no time left
+        while (done > 0 && byFinish.get(done - 1).finishMs <= now) done--;
+        if (byFinish.size() - done <= 1) return orderedJobs;
         JobState[] jobs = orderedJobs.toArray(new JobState[0]);
         Arrays.sort(jobs, done, jobs.length, Comparator.comparingLong(JobState::seq));
         return Arrays.asList(jobs);
