@@ -6,13 +6,13 @@
 # traces), so a slow policy cannot hold the machine for an hour; a run that fails (e.g. out of heap) is reported with its exit status and last error line.
 #
 # Usage: bench/sim/policy-scaling.sh                       (all policies, 10k 100k 1M 10M jobs)
-# Environment: POLICIES (comma-separated; default the eight registered), SIZES (default "10000 100000 1000000
+# Environment: POLICIES (comma-separated; default the nine registered), SIZES (default "10000 100000 1000000
 # 10000000"), TIMEOUT (seconds per run, default 300), HEAP (default 2g), CLUSTER (default 128x8:A100-80GB).
 # The synthetic trace is generated as the replay pulls it (no file, no memory for the trace itself), so 10M
 # jobs need no more heap than 1M: the replay holds only the queued and running jobs.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-POLICIES="${POLICIES:-fcfs,fcfs-backfill,priority,fair-share,qssf,las,srtf-oracle,themis}"
+POLICIES="${POLICIES:-fcfs,fcfs-backfill,priority,fair-share,qssf,las,srtf-oracle,themis,gittins}"
 SIZES="${SIZES:-10000 100000 1000000 10000000}"
 TIMEOUT="${TIMEOUT:-300}"
 HEAP="${HEAP:-2g}"

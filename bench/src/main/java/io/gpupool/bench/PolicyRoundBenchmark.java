@@ -67,7 +67,7 @@ import java.util.concurrent.TimeUnit;
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
 public class PolicyRoundBenchmark {
-    @Param({"fcfs", "fcfs-backfill", "priority", "fair-share", "qssf", "las", "srtf-oracle", "themis"})
+    @Param({"fcfs", "fcfs-backfill", "priority", "fair-share", "qssf", "las", "srtf-oracle", "themis", "gittins"})
     public String policy;
 
     @Param({"completion", "arrival"})
