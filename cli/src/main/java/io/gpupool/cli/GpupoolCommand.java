@@ -6,13 +6,15 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.ScopeType;
 
+import java.util.List;
+
 /**
  * The top command, {@code gpupool}. It has no behaviour of its own: without a subcommand picocli reports
  * "Missing required subcommand" (exit 2) and prints the usage.
  *
  * <p><b>Adding a subcommand</b>: write one class annotated {@code @Command(name = "...")} that implements
  * {@code Callable<Integer>} (write output to {@code spec.commandLine().getOut()} so tests can capture it),
- * and add it to the {@code subcommands} list below. It inherits {@code --help}/{@code --version} and the
+ * and add it to the {@link #SUBCOMMANDS} list below. It inherits {@code --help}/{@code --version} and the
  * error handling of {@link #newCommandLine()}: throw {@link io.gpupool.model.SpecException} for bad input.
  */
 @Command(name = "gpupool",
@@ -23,37 +25,36 @@ import picocli.CommandLine.ScopeType;
         description = {
                 "Shared GPU pool scheduler: queue policies, placement, trace-driven simulation.",
                 ""},
-        commandListHeading = "%nCommands:%n",
-        subcommands = {
-                // One line per subcommand, in the order --help lists them.
-                CatalogCommand.class,
-                SimulateCommand.class,
-                OptimizeCommand.class,
-                ServerCommand.class,
-                SubmitCommand.class,
-                StatusCommand.class,
-                CancelCommand.class,
-                JobActions.Hold.class,
-                JobActions.Release.class,
-                JobActions.Requeue.class,
-                JobActions.Update.class,
-                ReservationCommand.class,
-                TokenCommand.class,
-                QueueCommand.class,
-                NodesCommand.class,
-                UsageCommand.class,
-                HistoryCommand.class,
-                TopCommand.class,
-                LoadgenCommand.class,
-                K8sCommand.class,
-                GpusCommand.class,
-                AgentCommand.class,
-                LogsCommand.class,
-                AdviseCommand.class,
-                PredictCommand.class,
-                CommandLine.HelpCommand.class,
-        })
+        commandListHeading = "%nCommands:%n")
 public final class GpupoolCommand {
+    /** The subcommands, in the order --help lists them: one line per subcommand. */
+    static final List<Class<?>> SUBCOMMANDS = List.of(
+            CatalogCommand.class,
+            SimulateCommand.class,
+            OptimizeCommand.class,
+            ServerCommand.class,
+            SubmitCommand.class,
+            StatusCommand.class,
+            CancelCommand.class,
+            JobActions.Hold.class,
+            JobActions.Release.class,
+            JobActions.Requeue.class,
+            JobActions.Update.class,
+            ReservationCommand.class,
+            TokenCommand.class,
+            QueueCommand.class,
+            NodesCommand.class,
+            UsageCommand.class,
+            HistoryCommand.class,
+            TopCommand.class,
+            LoadgenCommand.class,
+            K8sCommand.class,
+            GpusCommand.class,
+            AgentCommand.class,
+            LogsCommand.class,
+            AdviseCommand.class,
+            PredictCommand.class,
+            CommandLine.HelpCommand.class);
 
     /**
      * The command line with gpupool's conventions: case-insensitive enum values ({@code --output JSON}),
@@ -61,9 +62,31 @@ public final class GpupoolCommand {
      * {@link Main} and the tests both start here.
      */
     public static CommandLine newCommandLine() {
+        return newCommandLine(SUBCOMMANDS);
+    }
+
+    /**
+     * The command line for these arguments: when they start with a subcommand's name, only that subcommand is built;
+     * else (no arguments, an option such as --help, {@code help}, a mistyped name) every one is. picocli reads each
+     * command's options by reflection as it builds it, which for all of them was about half a second of every run's
+     * start ({@code simulate}, {@code status}, ...). A subcommand's parsing, help and errors are the same either way.
+     */
+    public static CommandLine forArgs(String... args) {
+        if (args.length > 0) {
+            for (Class<?> c : SUBCOMMANDS) {
+                if (c != CommandLine.HelpCommand.class && c.getAnnotation(Command.class).name().equals(args[0])) {
+                    return newCommandLine(List.of(c));
+                }
+            }
+        }
+        return newCommandLine();
+    }
+
+    private static CommandLine newCommandLine(List<Class<?>> subcommands) {
         ErrorHandlers errors = new ErrorHandlers();
-        CommandLine cmd = new CommandLine(new GpupoolCommand())
-                .setCaseInsensitiveEnumValuesAllowed(true)
+        CommandLine cmd = new CommandLine(new GpupoolCommand());
+        for (Class<?> c : subcommands) cmd.addSubcommand(c);   // before the settings below, which apply to subcommands too
+        cmd.setCaseInsensitiveEnumValuesAllowed(true)
                 .setParameterExceptionHandler(errors)
                 .setExecutionExceptionHandler(errors);
         // Set here, not in @Command: with scope INHERIT an annotated footer would repeat in every subcommand.

@@ -5,6 +5,6 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
-        System.exit(GpupoolCommand.newCommandLine().execute(args));
+        System.exit(GpupoolCommand.forArgs(args).execute(args));
     }
 }

@@ -24,9 +24,12 @@ final class Cli {
         return run(cmd -> {}, args);
     }
 
-    /** {@code customize} may add test-only subcommands before the streams are set (they propagate to all). */
+    /**
+     * {@code customize} may add test-only subcommands before the streams are set (they propagate to all). The command
+     * line is built as {@link Main} builds it: only the subcommand the arguments name, when they name one.
+     */
     static Result run(Consumer<CommandLine> customize, String... args) {
-        CommandLine cmd = GpupoolCommand.newCommandLine();
+        CommandLine cmd = GpupoolCommand.forArgs(args);
         customize.accept(cmd);
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();

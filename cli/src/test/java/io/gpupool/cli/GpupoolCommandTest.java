@@ -31,6 +31,36 @@ class GpupoolCommandTest {
         }
     }
 
+    /**
+     * Main builds only the subcommand the arguments name: its help, its version and its refusals must be what the
+     * whole command tree gives.
+     */
+    @Test
+    void aSubcommandBuiltAloneAnswersAsInTheWholeTree() {
+        for (String name : GpupoolCommand.newCommandLine().getSubcommands().keySet()) {
+            if (name.equals("help")) continue;   // needs its siblings: `gpupool help X` builds the whole tree
+            for (String[] args : new String[][] {{name, "--help"}, {name, "--version"}, {name, "--no-such-option"}}) {
+                Cli.Result alone = Cli.run(args);
+                Cli.Result whole = runWholeTree(args);
+                assertThat(GpupoolCommand.forArgs(args).getSubcommands()).as(name).containsOnlyKeys(name);
+                assertThat(alone).as(String.join(" ", args)).isEqualTo(whole);
+            }
+        }
+        assertThat(GpupoolCommand.forArgs("help", "simulate").getSubcommands()).hasSameSizeAs(GpupoolCommand.SUBCOMMANDS);
+        assertThat(GpupoolCommand.forArgs("--help").getSubcommands()).hasSameSizeAs(GpupoolCommand.SUBCOMMANDS);
+        assertThat(GpupoolCommand.forArgs("simulat").getSubcommands()).hasSameSizeAs(GpupoolCommand.SUBCOMMANDS);
+    }
+
+    private static Cli.Result runWholeTree(String... args) {
+        CommandLine cmd = GpupoolCommand.newCommandLine();
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter err = new java.io.StringWriter();
+        cmd.setOut(new java.io.PrintWriter(out, true));
+        cmd.setErr(new java.io.PrintWriter(err, true));
+        int code = cmd.execute(args);
+        return new Cli.Result(code, out.toString(), err.toString());
+    }
+
     @Test
     void versionComesFromTheBuild() {
         Cli.Result r = Cli.run("--version");
