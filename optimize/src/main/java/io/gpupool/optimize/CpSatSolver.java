@@ -13,7 +13,8 @@ import java.util.OptionalLong;
 /**
  * The exact method: {@link CpSatModel} solved by OR-Tools CP-SAT, lexicographically. Phase 1 maximises the
  * value, warm-started from the best greedy answer (the greedy orders, and the priority order with every job
- * steered; it is also what is returned if CP-SAT finds nothing in time). Shares are exact in the model where
+ * steered; it is also what is returned if CP-SAT finds nothing in time), or from the problem's start placement
+ * when it has one (a re-pack: its required jobs are forced into every answer). Shares are exact in the model where
  * fill patterns describe them ({@link ShareGroup}); elsewhere every answer's shares are packed exactly per
  * node, and a node that does not pack gets a cut and the model is solved again. Phase 2, with what is left of
  * the budget, keeps the value and minimises the penalty (idle GPUs opened by shares, nodes used by gangs).
@@ -44,9 +45,8 @@ public final class CpSatSolver implements Solver {
         long t0 = System.nanoTime();
         long deadline = s.deadlineNanos();
         Loader.loadNativeLibraries();
-        OrderSearch start = new OrderSearch(p, s);
-        start.seeds();
-        SolveResult warm = start.result("greedy", "warm start");
+        SolveResult warm = p.start().isEmpty() ? greedy(p, s)
+                : new SolveResult("start", p.start(), Score.of(p, p.start()), OptionalLong.empty(), false, false, 0, "the given start");
         CpSatModel m = new CpSatModel(p, patternLimit);
         m.model.maximize(m.value);
         Phase one = run(p, m, s, deadline, warm.placement());
@@ -82,6 +82,13 @@ public final class CpSatSolver implements Solver {
         boolean proven = optimal || bound <= score.value();   // an answer that reaches the bound is optimal too
         return new SolveResult(name(), placement, score, OptionalLong.of(Math.max(bound, score.value())), proven,
                 !proven || System.nanoTime() >= deadline, (System.nanoTime() - t0) / 1e9, detail);
+    }
+
+    /** The warm start when none is given: the best greedy answer (it may leave required jobs out: none are then). */
+    private static SolveResult greedy(BatchProblem p, SolveSettings s) {
+        OrderSearch start = new OrderSearch(p, s);
+        start.seeds();
+        return start.result("greedy", "warm start");
     }
 
     /**

@@ -25,8 +25,14 @@ public final class SolverBatchPlacer implements BatchPlacer {
 
     @Override
     public Map<String, Allocation> plan(Batch batch) {
-        SolveResult r = solver.solve(BatchProblem.of(batch), settings);
+        BatchProblem p = BatchProblem.of(batch);
+        SolveResult r = solver.solve(p, settings);
         lastBound = r.bound();
+        // a re-pack never ends worse than it started: a solver that leaves a required job out, or does worse
+        // than the start, gives the start back
+        if (!batch.start().isEmpty() && (!r.placement().keySet().containsAll(batch.required()) || Score.of(p, batch.start()).betterThan(r.score()))) {
+            return batch.start();
+        }
         return r.placement();
     }
 
