@@ -147,10 +147,10 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Inflation with --batch: place each task on arrival (no wait) until PCT %% of the pool's GPUs are allocated, then hold (default: ${DEFAULT-VALUE}).")
     double holdFrom;
 
-    @Option(names = "--repack", paramLabel = "SOLVER:every=N[,OPTIONS]",
+    @Option(names = "--repack", paramLabel = "SOLVER:every=N[,gpus=K][,OPTIONS]",
             description = {"Inflation: a task that does not fit waits, and every N arrivals (while one waits) the running GPU-share tasks are",
                     "placed again with the waiting ones by this batch solver (whole-GPU tasks stay put; a share that changes GPU is a migration),",
-                    "e.g. cpsat:every=200,seconds=2. Reports re-packs, migrations and decision time."})
+                    "only those on the K most stranded shared GPUs with gpus=K, e.g. cpsat:every=200,seconds=5. Reports re-packs, migrations and decision time."})
     String repack;
 
     @Option(names = "--offline", paramLabel = "SOLVER[:OPTIONS]",
@@ -478,7 +478,7 @@ public final class SimulateCommand implements Callable<Integer> {
                 String label = labels.get(i).trim();
                 bar.update(label, (double) i / (configs.size() + levels.size()));
                 if (repacking != null) {
-                    var run = study.runRepack(label + "/repack " + repack, configs.get(i), BatchPlacers.create(repacking.placer()), repacking.every());
+                    var run = study.runRepack(label + "/repack " + repack, configs.get(i), BatchPlacers.create(repacking.placer()), repacking.every(), repacking.gpus());
                     curves.add(run.curve());
                     var r = run.repacks();
                     decisions.add(String.format(Locale.ROOT, "%s: %,d re-packs, %.3f s per re-pack on average, %.3f s at most; %,d migrations "

@@ -417,9 +417,21 @@ public final class Scheduler {
      * run time goes on); a pending job placed starts. Nothing is done while nothing is pending (nothing to gain).
      */
     public RepackResult repack(BatchPlacer placer, long nowMs) {
+        return repack(placer, 0, nowMs);
+    }
+
+    /**
+     * As {@link #repack(BatchPlacer, long)}, but only the shares on the {@code gpus} shared GPUs with the most free
+     * compute (the most stranded) are taken off; the others stay, and their GPUs' free room can still be used.
+     * Fewer shares can move; {@code 0} takes every share.
+     */
+    public RepackResult repack(BatchPlacer placer, int gpus, long nowMs) {
+        if (gpus < 0) throw new IllegalArgumentException("gpus must be >= 0, got " + gpus);
         round.unsettle();
         advanceTo(nowMs);
         List<JobState> shares = running.values().stream().filter(j -> FewestMoves.movable(j.spec())).toList();
+        if (gpus > 0) shares = FewestMoves.onMostStranded(cluster, shares.stream().collect(java.util.stream.Collectors.toMap(
+                JobState::id, j -> j.allocation, (a, b) -> a, java.util.LinkedHashMap::new)), gpus).stream().map(jobs::get).toList();
         List<JobState> waiting = pending.values().stream()
                 .filter(j -> !j.spec().cpuOnly() && j.holdReason == null && quotaReason(j) == null).toList();
         if (waiting.isEmpty() || shares.isEmpty()) return RepackResult.NOTHING;

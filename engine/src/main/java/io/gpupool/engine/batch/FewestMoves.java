@@ -165,6 +165,23 @@ public final class FewestMoves {
         return out;
     }
 
+    /**
+     * The jobs of {@code shares} (job id -> allocation, one GPU each) on the {@code gpus} GPUs among theirs with the
+     * most free compute, in the given order: where a re-pack can gain most for the fewest moves.
+     */
+    public static List<String> onMostStranded(ClusterState cluster, Map<String, Allocation> shares, int gpus) {
+        Map<Long, List<String>> byGpu = new LinkedHashMap<>();
+        for (Map.Entry<String, Allocation> e : shares.entrySet()) {
+            GpuGrant g = e.getValue().grants().getFirst();
+            byGpu.computeIfAbsent(key(g.node(), g.gpu()), k -> new ArrayList<>()).add(e.getKey());
+        }
+        List<Long> order = new ArrayList<>(byGpu.keySet());
+        order.sort(Comparator.comparingInt((Long k) -> -cluster.node((int) (k >>> 20)).freeMilli((int) (k & 0xFFFFF))).thenComparingLong(k -> k));
+        Set<String> chosen = new HashSet<>();
+        for (Long k : order.subList(0, Math.min(gpus, order.size()))) chosen.addAll(byGpu.get(k));
+        return shares.keySet().stream().filter(chosen::contains).toList();
+    }
+
     /** How many running shares the new placement puts on another GPU than before. */
     public static int moves(Map<String, Allocation> before, Map<String, Allocation> after) {
         int moved = 0;

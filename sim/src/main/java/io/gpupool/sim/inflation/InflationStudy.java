@@ -76,6 +76,12 @@ public final class InflationStudy {
      * with one tenant, so that a pending task does not block the arrivals behind it.
      */
     public RepackRun runRepack(String label, PlacementConfig placement, BatchPlacer repacker, int every) {
+        return runRepack(label, placement, repacker, every, 0);
+    }
+
+    /** As {@link #runRepack(String, PlacementConfig, BatchPlacer, int)}, each re-pack taking off only the shares on the {@code gpus} most stranded shared GPUs (0: all). */
+    public RepackRun runRepack(String label, PlacementConfig placement, BatchPlacer repacker, int every, int gpus) {
+        if (gpus < 0) throw new SpecException("inflation", "gpus", "must be >= 0, got " + gpus);
         if (every < 1) throw new SpecException("inflation", "every", "must be >= 1 task, got " + every);
         Scheduler scheduler = new Scheduler(cluster, SchedulerConfig.defaults("fair-share").withPlacement(placement));
         for (JobSpec t : tasks) scheduler.workloadProfile().observe(t);
@@ -97,7 +103,7 @@ public final class InflationStudy {
             }
             if (sinceRepack >= every && !demandOf.isEmpty()) {
                 long t0 = System.nanoTime();
-                Scheduler.RepackResult r = scheduler.repack(repacker, i);
+                Scheduler.RepackResult r = scheduler.repack(repacker, gpus, i);
                 long took = System.nanoTime() - t0;
                 sinceRepack = 0;
                 repacks++;
