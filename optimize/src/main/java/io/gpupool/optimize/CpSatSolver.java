@@ -79,7 +79,7 @@ public final class CpSatSolver implements Solver {
             }
         }
         Score score = Score.of(p, placement);
-        if (warm.score().betterThan(score)) {
+        if (warm.score().betterThan(score) || (repack && !score.betterThan(warm.score()))) {   // a re-pack moves nothing for nothing
             placement = warm.placement();
             score = warm.score();
         }

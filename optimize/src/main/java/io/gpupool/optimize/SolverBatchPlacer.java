@@ -28,9 +28,9 @@ public final class SolverBatchPlacer implements BatchPlacer {
         BatchProblem p = BatchProblem.of(batch);
         SolveResult r = solver.solve(p, settings);
         lastBound = r.bound();
-        // a re-pack never ends worse than it started: a solver that leaves a required job out, or does worse
-        // than the start, gives the start back
-        if (!batch.start().isEmpty() && (!r.placement().keySet().containsAll(batch.required()) || Score.of(p, batch.start()).betterThan(r.score()))) {
+        // a re-pack never ends worse than it started, and moves nothing for nothing: an answer that leaves a
+        // required job out, or does no better than the start, gives the start back
+        if (!batch.start().isEmpty() && (!r.placement().keySet().containsAll(batch.required()) || !r.score().betterThan(Score.of(p, batch.start())))) {
             return batch.start();
         }
         return r.placement();
