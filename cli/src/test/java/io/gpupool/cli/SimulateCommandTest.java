@@ -385,7 +385,8 @@ class SimulateCommandTest {
         Path[] f = openb();
         List<String> base = List.of("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString());
         for (String[] c : new String[][] {{"cpsat:seconds=2", "every"}, {"cpsat:every=0", "every"}, {"cpsat:every=lots", "every"},
-                {"cpsat:every=10,window=64", "window"}, {"simplex:every=10", "solver"}, {"cpsat:every=10,depth=3", "depth"}}) {
+                {"cpsat:every=10,window=64", "window"}, {"simplex:every=10", "solver"}, {"cpsat:every=10,depth=3", "depth"},
+                {"cpsat:every=10,gpus=0", "gpus"}, {"cpsat:every=10,gpus=all", "gpus"}}) {
             List<String> args = new java.util.ArrayList<>(base);
             args.addAll(List.of("--repack", c[0]));
             Cli.Result r = Cli.run(args.toArray(String[]::new));

@@ -5,7 +5,6 @@ import io.gpupool.engine.batch.FewestMoves;
 import io.gpupool.engine.placement.PlacementConfig;
 import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.state.GpuGrant;
-import io.gpupool.engine.state.NodeState;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -41,8 +40,11 @@ class RepackTest {
         @Override
         public Map<String, Allocation> plan(Batch batch) {
             seen.add(batch);
-            // what the placer sees: the shares off their GPUs
-            for (NodeState n : batch.cluster().nodes()) for (int g = 0; g < n.gpuCount(); g++) assertThat(n.isFullyFree(g)).isTrue();
+            // what the placer sees: the shares it is given off their GPUs
+            for (String id : batch.required()) {
+                GpuGrant was = batch.start().get(id).grants().getFirst();
+                assertThat(batch.cluster().node(was.node()).isFullyFree(was.gpu())).isTrue();
+            }
             return answer.apply(batch);
         }
     }
@@ -160,6 +162,21 @@ class RepackTest {
         Scripted placer = new Scripted(b -> Map.of());
         assertThat(s.repack(placer, 1)).isEqualTo(Scheduler.RepackResult.NOTHING);
         assertThat(placer.seen).isEmpty();
+    }
+
+    @Test
+    void withAGpuLimitOnlyTheSharesOnTheMostStrandedGpusAreTakenOff() {
+        // a (300) strands 700 on its GPU, b (500) 500: with gpus=1 only a is offered, b stays where it is
+        Scheduler s = stranded(300);
+        int bWas = gpuOf(s, "b");
+        Scripted placer = new Scripted(b -> Map.of("a", on("a", bWas, false), "c", on("c", 1 - bWas, true)));
+        s.repack(placer, 1, 1);
+        assertThat(placer.seen.getFirst().required()).containsExactly("a");
+        assertThat(placer.seen.getFirst().jobs()).extracting(j -> j.id()).containsExactly("a", "c");
+        assertThat(gpuOf(s, "b")).isEqualTo(bWas);
+        assertThat(gpuOf(s, "a")).isEqualTo(bWas);
+        assertThat(s.job("c").status()).isEqualTo(JobStatus.RUNNING);
+        assertNoGpuOvercommitted(s);
     }
 
     @Test

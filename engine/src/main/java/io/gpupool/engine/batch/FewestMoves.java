@@ -106,7 +106,7 @@ public final class FewestMoves {
                 if (spare == null) spare = idleByKind(cluster, used);
                 List<Long> free = spare.getOrDefault(gpuKind(cluster, from), List.of());
                 while (!free.isEmpty() && used.contains(free.getLast())) free.removeLast();
-                if (free.isEmpty()) return answer;   // cannot happen: the answer's GPUs of this kind were enough
+                if (free.isEmpty()) return answer;   // an answer that gives one GPU twice: the engine's binding refuses it
                 to = free.removeLast();
             }
             target.put(from, to);
