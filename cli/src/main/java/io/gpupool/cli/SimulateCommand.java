@@ -22,6 +22,7 @@ import io.gpupool.sim.energy.EnergyModel;
 import io.gpupool.sim.energy.PowerDown;
 import io.gpupool.sim.history.HistoryComparison;
 import io.gpupool.sim.inflation.InflationStudy;
+import io.gpupool.sim.inflation.RepackSpec;
 import io.gpupool.sim.metrics.ResultFormat;
 import io.gpupool.sim.metrics.SimulationResult;
 import io.gpupool.sim.report.InflationReport;
@@ -145,6 +146,12 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--hold-from", defaultValue = "0", paramLabel = "PCT",
             description = "Inflation with --batch: place each task on arrival (no wait) until PCT %% of the pool's GPUs are allocated, then hold (default: ${DEFAULT-VALUE}).")
     double holdFrom;
+
+    @Option(names = "--repack", paramLabel = "SOLVER:every=N[,gpus=K][,OPTIONS]",
+            description = {"Inflation: a task that does not fit waits, and every N arrivals (while one waits) the running GPU-share tasks are",
+                    "placed again with the waiting ones by this batch solver (whole-GPU tasks stay put; a share that changes GPU is a migration),",
+                    "only those on the K most stranded shared GPUs with gpus=K, e.g. cpsat:every=200,seconds=5. Reports re-packs, migrations and decision time."})
+    String repack;
 
     @Option(names = "--offline", paramLabel = "SOLVER[:OPTIONS]",
             description = "Inflation: also place the tasks arrived by each --offline-at level all at once with this batch solver (the offline answer), e.g. cpsat:window=100000,seconds=180.")
@@ -460,6 +467,8 @@ public final class SimulateCommand implements Callable<Integer> {
         List<Double> levels = offline == null ? List.of() : offlineLevels();
         if (offline != null) BatchPlacers.create(offline);
         if ((hold != null || holdFrom != 0) && batch == null) throw new SpecException("--hold", "hold", "holds arrivals for --batch: give --batch too");
+        RepackSpec repacking = repack == null ? null : RepackSpec.parse(repack);   // a bad solver or option fails before any work
+        if (repacking != null && batch != null) throw new SpecException("--repack", "repack", "is an alternative to --batch: give one of them");
         InflationStudy study = new InflationStudy(cs, tasks, seed, inflationMax, 1.0);
         List<InflationStudy.Curve> curves = new ArrayList<>();
         List<String> decisions = new ArrayList<>();
@@ -468,7 +477,14 @@ public final class SimulateCommand implements Callable<Integer> {
             for (int i = 0; i < configs.size(); i++) {
                 String label = labels.get(i).trim();
                 bar.update(label, (double) i / (configs.size() + levels.size()));
-                if (batch == null) {
+                if (repacking != null) {
+                    var run = study.runRepack(label + "/repack " + repack, configs.get(i), BatchPlacers.create(repacking.placer()), repacking.every(), repacking.gpus());
+                    curves.add(run.curve());
+                    var r = run.repacks();
+                    decisions.add(String.format(Locale.ROOT, "%s: %,d re-packs, %.3f s per re-pack on average, %.3f s at most; %,d migrations "
+                                    + "(%.1f%% of the shares running at a re-pack, %,d at most in one), %,d waiting tasks started",
+                            label + "/repack " + repack, r.repacks(), r.meanSeconds(), r.maxSeconds(), r.moved(), 100 * r.movedShare(), r.maxMoved(), r.started()));
+                } else if (batch == null) {
                     curves.add(study.run(label, configs.get(i)));
                 } else {
                     var placer = BatchPlacers.create(batch);

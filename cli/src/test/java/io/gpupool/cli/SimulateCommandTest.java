@@ -367,6 +367,38 @@ class SimulateCommandTest {
     }
 
     @Test
+    void inflationWithPeriodicRepackingReportsItsRepacksAndMigrations() throws IOException {
+        Path[] f = openb();
+        Cli.Result r = Cli.run("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString(),
+                "--placement", "fgd", "--repack", "cpsat:every=4,seconds=1", "--inflation-max", "110", "--ignore-host", "--output", "json", "--quiet");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        JsonNode arr = JSON.readTree(r.out());
+        assertThat(arr.get(0).get("placement").asText()).isEqualTo("fgd/repack cpsat:every=4,seconds=1");
+        // past 100% tasks wait, so re-packs run
+        String line = r.err().lines().filter(l -> l.startsWith("decisions fgd/repack cpsat:every=4,seconds=1: ")).findFirst().orElseThrow();
+        assertThat(line).contains("re-packs", "s per re-pack on average", "migrations", "of the shares running at a re-pack", "waiting tasks started");
+        assertThat(line).doesNotContain(": 0 re-packs");
+    }
+
+    @Test
+    void badRepackOptionsAreRefusedNamingTheRule() throws IOException {
+        Path[] f = openb();
+        List<String> base = List.of("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString());
+        for (String[] c : new String[][] {{"cpsat:seconds=2", "every"}, {"cpsat:every=0", "every"}, {"cpsat:every=lots", "every"},
+                {"cpsat:every=10,window=64", "window"}, {"simplex:every=10", "solver"}, {"cpsat:every=10,depth=3", "depth"},
+                {"cpsat:every=10,gpus=0", "gpus"}, {"cpsat:every=10,gpus=all", "gpus"}}) {
+            List<String> args = new java.util.ArrayList<>(base);
+            args.addAll(List.of("--repack", c[0]));
+            Cli.Result r = Cli.run(args.toArray(String[]::new));
+            Cli.assertRefused(r, c[1]);
+            assertThat(r.err()).as(c[0]).contains("--repack");
+        }
+        List<String> both = new java.util.ArrayList<>(base);
+        both.addAll(List.of("--repack", "cpsat:every=10", "--batch", "greedy"));
+        Cli.assertRefused(Cli.run(both.toArray(String[]::new)), "repack");
+    }
+
+    @Test
     void afterJsonTheDecisionsAndTheOfflineTableGoToStderr() throws IOException {
         Path[] f = openb();
         Cli.Result r = Cli.run("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString(),

@@ -1,6 +1,7 @@
 package io.gpupool.engine;
 
 import io.gpupool.engine.batch.BatchPlacer;
+import io.gpupool.engine.batch.FewestMoves;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.FilterPlugin;
 import io.gpupool.engine.placement.PlacementPipeline;
@@ -397,6 +398,109 @@ public final class Scheduler {
         JobState job = require(jobId);
         job.reservation = Objects.requireNonNull(reservation);
         round.unsettle();
+    }
+
+    /**
+     * What a {@link #repack} did: the running GPU shares it took off and placed again, how many of them changed GPU
+     * (each a migration: in a real service a checkpoint and a restart), and the pending jobs it started.
+     */
+    public record RepackResult(int shares, int moved, List<String> started) {
+        public static final RepackResult NOTHING = new RepackResult(0, 0, List.of());
+    }
+
+    /**
+     * Re-packs the running GPU shares ({@link FewestMoves#movable}) together with the pending jobs: the shares are
+     * taken off their GPUs (whole-GPU jobs stay put) and the placer places them and the pending jobs at once, every
+     * share required and where it ran given as the start ({@link BatchPlacer.Batch}); the answer is relabelled to
+     * move as few shares as it can ({@link FewestMoves}) and bound through the engine's own rules. All or nothing:
+     * when a share would not find its place again, nothing changes. A share that changes GPU keeps running (its
+     * run time goes on); a pending job placed starts. Nothing is done while nothing is pending (nothing to gain).
+     */
+    public RepackResult repack(BatchPlacer placer, long nowMs) {
+        return repack(placer, 0, nowMs);
+    }
+
+    /**
+     * As {@link #repack(BatchPlacer, long)}, but only the shares on the {@code gpus} shared GPUs with the most free
+     * compute (the most stranded) are taken off; the others stay, and their GPUs' free room can still be used.
+     * Fewer shares can move; {@code 0} takes every share.
+     */
+    public RepackResult repack(BatchPlacer placer, int gpus, long nowMs) {
+        if (gpus < 0) throw new IllegalArgumentException("gpus must be >= 0, got " + gpus);
+        round.unsettle();
+        advanceTo(nowMs);
+        List<JobState> shares = running.values().stream().filter(j -> FewestMoves.movable(j.spec())).toList();
+        if (gpus > 0) shares = FewestMoves.onMostStranded(cluster, shares.stream().collect(java.util.stream.Collectors.toMap(
+                JobState::id, j -> j.allocation, (a, b) -> a, java.util.LinkedHashMap::new)), gpus).stream().map(jobs::get).toList();
+        List<JobState> waiting = pending.values().stream()
+                .filter(j -> !j.spec().cpuOnly() && j.holdReason == null && quotaReason(j) == null).toList();
+        if (waiting.isEmpty() || shares.isEmpty()) return RepackResult.NOTHING;
+        Map<String, Allocation> before = new java.util.LinkedHashMap<>();
+        Map<String, JobSpec> specs = new HashMap<>();
+        List<JobSpec> batch = new ArrayList<>();
+        for (JobState j : shares) {
+            before.put(j.id(), j.allocation);
+            specs.put(j.id(), j.spec());
+            batch.add(j.spec());
+        }
+        for (JobState j : waiting) {
+            specs.put(j.id(), j.spec());
+            batch.add(j.spec());
+        }
+        int mark = cluster.checkpoint();
+        boolean kept = false;
+        try {
+            for (JobState j : shares) cluster.release(j.allocation);
+            Map<String, Allocation> answer = placer.plan(new BatchPlacer.Batch(cluster, pipeline, profile, batch, before.keySet(), before));
+            Map<String, Allocation> bound = bindRepack(FewestMoves.relabel(cluster, specs, answer, before), shares, waiting, nowMs);
+            if (bound == null) bound = bindRepack(answer, shares, waiting, nowMs);   // the relabelling is only a preference
+            if (bound == null) return RepackResult.NOTHING;
+            cluster.commit(mark);
+            kept = true;
+            int moved = FewestMoves.moves(before, bound);
+            for (JobState j : shares) {
+                Allocation now = bound.get(j.id());
+                ledger.charge(j.spec().tenant(), 0, chargedMemory(now) - chargedMemory(j.allocation));
+                j.allocation = now;
+            }
+            List<String> started = new ArrayList<>();
+            for (JobState j : waiting) {
+                if (!bound.containsKey(j.id())) continue;
+                start(j, bound.get(j.id()), nowMs);
+                started.add(j.id());
+            }
+            return new RepackResult(shares.size(), moved, started);
+        } finally {
+            if (!kept) cluster.rollback(mark);
+        }
+    }
+
+    /**
+     * Binds a re-pack answer through the pipeline (the filters and GPU rules, then the cluster's capacity checks):
+     * every share, then the pending jobs that fit. Null, with the cluster as it was, when a share does not.
+     */
+    private Map<String, Allocation> bindRepack(Map<String, Allocation> answer, List<JobState> shares, List<JobState> waiting, long nowMs) {
+        int mark = cluster.checkpoint();
+        Map<String, Allocation> bound = new HashMap<>();
+        for (List<JobState> group : List.of(shares, waiting)) {
+            for (JobState j : group) {
+                Allocation a = answer.get(j.id());
+                if (a == null && group == shares) {
+                    cluster.rollback(mark);
+                    return null;
+                }
+                if (a == null) continue;
+                Fence fence = reservations.fence(j, j.reservation, nowMs);
+                PlacementResult r = pipeline.placeGiven(new CycleState(cluster, j.spec(), profile, fence.excluded(), fence.only()), a, true);
+                if (r.ok()) bound.put(j.id(), r.allocation());
+                else if (group == shares) {
+                    cluster.rollback(mark);
+                    return null;
+                }
+            }
+        }
+        cluster.commit(mark);
+        return bound;
     }
 
     /** Drops an ended job from the job table, so a long-running driver does not keep every job forever. */

@@ -40,8 +40,19 @@ public final class BatchProblem {
     private final int shapeClasses;
     private final Map<String, Integer> indexById = new HashMap<>();
     private final JobSpec[] steered;
+    private final boolean[] required;
+    private final Map<String, io.gpupool.engine.state.Allocation> start;
 
     public BatchProblem(ClusterState cluster, PlacementPipeline pipeline, WorkloadProfile profile, List<JobSpec> jobs) {
+        this(cluster, pipeline, profile, jobs, Set.of(), Map.of());
+    }
+
+    /**
+     * A re-pack's problem: the jobs in {@code required} must all be placed, and {@code start} places them (and
+     * perhaps others) as they ran, a feasible answer to start from ({@link BatchPlacer.Batch}).
+     */
+    public BatchProblem(ClusterState cluster, PlacementPipeline pipeline, WorkloadProfile profile, List<JobSpec> jobs,
+                        Set<String> required, Map<String, io.gpupool.engine.state.Allocation> start) {
         this.cluster = cluster;
         this.pipeline = pipeline;
         this.profile = profile;
@@ -58,6 +69,13 @@ public final class BatchProblem {
         }
         shapeClasses = classes.size();
         steered = steer(cluster, this.jobs);
+        this.required = new boolean[n];
+        for (String id : required) {
+            Integer j = indexById.get(id);
+            if (j == null) throw new SpecException("job " + id, "job_id", "is required but not in the batch");
+            this.required[j] = true;
+        }
+        this.start = Map.copyOf(start);
     }
 
     /**
@@ -95,7 +113,7 @@ public final class BatchProblem {
     }
 
     public static BatchProblem of(BatchPlacer.Batch batch) {
-        return new BatchProblem(batch.cluster(), batch.pipeline(), batch.profile(), batch.jobs());
+        return new BatchProblem(batch.cluster(), batch.pipeline(), batch.profile(), batch.jobs(), batch.required(), batch.start());
     }
 
     /** Weight of a priority in the objective: 1 for priority 0 or less, 1 + p up to {@link #MAX_PRIORITY}. */
@@ -111,6 +129,18 @@ public final class BatchProblem {
     public JobSpec job(int j) { return jobs.get(j); }
     /** Index of a job by id, or -1. */
     public int indexOf(String id) { return indexById.getOrDefault(id, -1); }
+
+    /** Whether every answer must place job j (a running job being re-packed). */
+    public boolean required(int j) { return required[j]; }
+
+    /** Whether some job is required. */
+    public boolean hasRequired() {
+        for (boolean r : required) if (r) return true;
+        return false;
+    }
+
+    /** A known feasible placement that places every required job (where they ran), or empty. */
+    public Map<String, io.gpupool.engine.state.Allocation> start() { return start; }
 
     /** What placing job j adds to the objective: weight x GPU demand (thousandths of a GPU). */
     public long value(int j) { return values[j]; }

@@ -171,10 +171,15 @@ final class CpSatModel {
 
     private void buildTypes() {
         for (List<Integer> group : p.byShapeClass()) {
-            int[] jobs = group.stream().sorted(Comparator.comparingLong((Integer j) -> -p.value(j)).thenComparingInt(j -> j))
+            // required jobs first: with "run[i] implies run[i-1]" forcing them is forcing a prefix
+            int[] jobs = group.stream().sorted(Comparator.comparingInt((Integer j) -> p.required(j) ? 0 : 1)
+                            .thenComparingLong(j -> -p.value(j)).thenComparingInt(j -> j))
                     .mapToInt(Integer::intValue).toArray();
             BoolVar[] run = new BoolVar[jobs.length];
-            for (int i = 0; i < jobs.length; i++) run[i] = model.newBoolVar("run_" + p.job(jobs[i]).id());
+            for (int i = 0; i < jobs.length; i++) {
+                run[i] = model.newBoolVar("run_" + p.job(jobs[i]).id());
+                if (p.required(jobs[i])) model.addEquality(run[i], 1);
+            }
             types.add(new JobType(jobs, p.job(jobs[0]), run));
         }
     }

@@ -13,10 +13,12 @@ import java.util.OptionalLong;
 /**
  * The exact method: {@link CpSatModel} solved by OR-Tools CP-SAT, lexicographically. Phase 1 maximises the
  * value, warm-started from the best greedy answer (the greedy orders, and the priority order with every job
- * steered; it is also what is returned if CP-SAT finds nothing in time). Shares are exact in the model where
+ * steered; it is also what is returned if CP-SAT finds nothing in time), or from the problem's start placement
+ * when it has one (a re-pack: its required jobs are forced into every answer). Shares are exact in the model where
  * fill patterns describe them ({@link ShareGroup}); elsewhere every answer's shares are packed exactly per
  * node, and a node that does not pack gets a cut and the model is solved again. Phase 2, with what is left of
- * the budget, keeps the value and minimises the penalty (idle GPUs opened by shares, nodes used by gangs).
+ * the budget, keeps the value and minimises the penalty (idle GPUs opened by shares, nodes used by gangs); for
+ * a re-pack, phase 1 has half the budget and phase 2 runs from its best answer even when it is not proven.
  * {@code optimal} refers to the value. With one worker the search is deterministic for a seed.
  */
 public final class CpSatSolver implements Solver {
@@ -44,12 +46,14 @@ public final class CpSatSolver implements Solver {
         long t0 = System.nanoTime();
         long deadline = s.deadlineNanos();
         Loader.loadNativeLibraries();
-        OrderSearch start = new OrderSearch(p, s);
-        start.seeds();
-        SolveResult warm = start.result("greedy", "warm start");
+        SolveResult warm = p.start().isEmpty() ? greedy(p, s)
+                : new SolveResult("start", p.start(), Score.of(p, p.start()), OptionalLong.empty(), false, false, 0, "the given start");
         CpSatModel m = new CpSatModel(p, patternLimit);
         m.model.maximize(m.value);
-        Phase one = run(p, m, s, deadline, warm.placement());
+        // a re-pack (required jobs) starts from a feasible answer and gains mostly in phase 2, by packing the shares
+        // onto fewer GPUs: it gets half the budget for phase 2 even when phase 1 proves nothing
+        boolean repack = p.hasRequired();
+        Phase one = run(p, m, s, repack ? t0 + (deadline - t0) / 2 : deadline, warm.placement());
         double phase1 = (System.nanoTime() - t0) / 1e9;
         long bound = UpperBound.of(p);
         if (Double.isFinite(one.bound())) bound = Math.min(bound, (long) Math.floor(one.bound() + 1e-6));
@@ -64,8 +68,8 @@ public final class CpSatSolver implements Solver {
         Map<String, Allocation> placement = one.placement();
         long best = Score.of(p, placement).value();
         String detail = (optimal ? "value proven optimal" : "value not proven optimal (time)") + String.format(" in %.2fs", phase1) + cutNote(m);
-        if (optimal) {
-            bound = best;
+        if (optimal || (repack && one.exact())) {
+            if (optimal) bound = best;
             if (System.nanoTime() < deadline - 20_000_000L) {
                 m.model.addGreaterOrEqual(m.value, best);
                 m.model.minimize(m.penalty);
@@ -75,13 +79,20 @@ public final class CpSatSolver implements Solver {
             }
         }
         Score score = Score.of(p, placement);
-        if (warm.score().betterThan(score)) {
+        if (warm.score().betterThan(score) || (repack && !score.betterThan(warm.score()))) {   // a re-pack moves nothing for nothing
             placement = warm.placement();
             score = warm.score();
         }
         boolean proven = optimal || bound <= score.value();   // an answer that reaches the bound is optimal too
         return new SolveResult(name(), placement, score, OptionalLong.of(Math.max(bound, score.value())), proven,
                 !proven || System.nanoTime() >= deadline, (System.nanoTime() - t0) / 1e9, detail);
+    }
+
+    /** The warm start when none is given: the best greedy answer (it may leave required jobs out: none are then). */
+    private static SolveResult greedy(BatchProblem p, SolveSettings s) {
+        OrderSearch start = new OrderSearch(p, s);
+        start.seeds();
+        return start.result("greedy", "warm start");
     }
 
     /**

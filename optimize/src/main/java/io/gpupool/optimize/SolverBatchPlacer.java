@@ -25,8 +25,14 @@ public final class SolverBatchPlacer implements BatchPlacer {
 
     @Override
     public Map<String, Allocation> plan(Batch batch) {
-        SolveResult r = solver.solve(BatchProblem.of(batch), settings);
+        BatchProblem p = BatchProblem.of(batch);
+        SolveResult r = solver.solve(p, settings);
         lastBound = r.bound();
+        // a re-pack never ends worse than it started, and moves nothing for nothing: an answer that leaves a
+        // required job out, or does no better than the start, gives the start back
+        if (!batch.start().isEmpty() && (!r.placement().keySet().containsAll(batch.required()) || !r.score().betterThan(Score.of(p, batch.start())))) {
+            return batch.start();
+        }
         return r.placement();
     }
 

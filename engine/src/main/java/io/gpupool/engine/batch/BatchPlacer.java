@@ -8,6 +8,7 @@ import io.gpupool.model.JobSpec;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Batch mode: places the head of the queue together instead of one job at a time. When a scheduler has
@@ -41,11 +42,22 @@ public interface BatchPlacer {
 
     /**
      * One round's batch: the cluster now, the pipeline whose filters and GPU rules apply, the workload mix
-     * (for fragmentation-aware scoring), and the jobs in the policy's order.
+     * (for fragmentation-aware scoring), and the jobs in the policy's order. A re-pack
+     * ({@code Scheduler.repack}) also gives the jobs every answer must place ({@code required}: running jobs
+     * taken off their GPUs to be placed again) and a placement of them known to fit ({@code start}: where they
+     * ran), which the placer starts from and returns when it finds nothing better; both are empty otherwise.
      */
-    record Batch(ClusterState cluster, PlacementPipeline pipeline, WorkloadProfile profile, List<JobSpec> jobs) {
+    record Batch(ClusterState cluster, PlacementPipeline pipeline, WorkloadProfile profile, List<JobSpec> jobs,
+                 Set<String> required, Map<String, Allocation> start) {
         public Batch {
             jobs = List.copyOf(jobs);
+            required = Set.copyOf(required);
+            start = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(start));
+            if (!start.keySet().containsAll(required)) throw new IllegalArgumentException("the start placement must place every required job");
+        }
+
+        public Batch(ClusterState cluster, PlacementPipeline pipeline, WorkloadProfile profile, List<JobSpec> jobs) {
+            this(cluster, pipeline, profile, jobs, Set.of(), Map.of());
         }
     }
 }

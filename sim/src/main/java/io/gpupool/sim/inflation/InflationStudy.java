@@ -55,6 +55,75 @@ public final class InflationStudy {
     public record LookAheadRun(Curve curve, Decisions decisions) {}
 
     /**
+     * What the re-packs of a run did and cost: how many ran, the running shares they took off in total, how many
+     * of those changed GPU (migrations), the most any one moved, the pending tasks they started, and their wall time.
+     */
+    public record Repacks(int repacks, long sharesConsidered, long moved, int maxMoved, long started, double totalSeconds, double maxSeconds) {
+        /** Migrations per share running at the re-pack, over all re-packs. */
+        public double movedShare() { return sharesConsidered == 0 ? 0 : (double) moved / sharesConsidered; }
+        public double meanSeconds() { return repacks == 0 ? 0 : totalSeconds / repacks; }
+    }
+
+    /** A run with periodic re-packing: its curve and what the re-packs did. */
+    public record RepackRun(Curve curve, Repacks repacks) {}
+
+    /**
+     * Online with periodic re-packing: each task is placed on arrival by the placement, as in {@link #run}, but a
+     * task that does not fit stays pending instead of being turned away; once {@code every} tasks have arrived
+     * since the last re-pack and some task is pending, the running GPU-share tasks are re-packed together with the
+     * pending ones ({@link Scheduler#repack}: whole-GPU tasks stay put, shares may change GPU, pending tasks that
+     * fit start). A point counts what is running when arrived demand crosses it. The policy is {@code fair-share}
+     * with one tenant, so that a pending task does not block the arrivals behind it.
+     */
+    public RepackRun runRepack(String label, PlacementConfig placement, BatchPlacer repacker, int every) {
+        return runRepack(label, placement, repacker, every, 0);
+    }
+
+    /** As {@link #runRepack(String, PlacementConfig, BatchPlacer, int)}, each re-pack taking off only the shares on the {@code gpus} most stranded shared GPUs (0: all). */
+    public RepackRun runRepack(String label, PlacementConfig placement, BatchPlacer repacker, int every, int gpus) {
+        if (gpus < 0) throw new SpecException("inflation", "gpus", "must be >= 0, got " + gpus);
+        if (every < 1) throw new SpecException("inflation", "every", "must be >= 1 task, got " + every);
+        Scheduler scheduler = new Scheduler(cluster, SchedulerConfig.defaults("fair-share").withPlacement(placement));
+        for (JobSpec t : tasks) scheduler.workloadProfile().observe(t);
+        SplittableRandom rnd = new SplittableRandom(seed);
+        long capacity = cluster.totalGpus() * 1000L;
+        long arrived = 0, allocated = 0, considered = 0, moved = 0, started = 0, nanos = 0, maxNanos = 0;
+        int nextMark = 1, repacks = 0, maxMoved = 0, sinceRepack = 0;
+        java.util.Map<String, Long> demandOf = new java.util.HashMap<>();   // pending tasks' demand
+        List<Point> points = new ArrayList<>();
+        for (long i = 0; arrived * 100.0 / capacity < maxArrivedPct; i++) {
+            JobSpec task = draw(rnd, i);
+            arrived += task.gpuMilliDemand();
+            sinceRepack++;
+            if (scheduler.submit(task, i).accepted()) {
+                demandOf.put(task.id(), task.gpuMilliDemand());
+                for (String id : scheduler.schedule(i).started()) allocated += demandOf.remove(id);
+            } else {
+                scheduler.forget(task.id());
+            }
+            if (sinceRepack >= every && !demandOf.isEmpty()) {
+                long t0 = System.nanoTime();
+                Scheduler.RepackResult r = scheduler.repack(repacker, gpus, i);
+                long took = System.nanoTime() - t0;
+                sinceRepack = 0;
+                repacks++;
+                nanos += took;
+                maxNanos = Math.max(maxNanos, took);
+                considered += r.shares();
+                moved += r.moved();
+                maxMoved = Math.max(maxMoved, r.moved());
+                started += r.started().size();
+                for (String id : r.started()) allocated += demandOf.remove(id);
+            }
+            while (arrived * 100.0 / capacity >= nextMark * stepPct) {
+                points.add(new Point(round2(arrived * 100.0 / capacity), round2(allocated * 100.0 / arrived), round2((capacity - allocated) / 1000.0)));
+                nextMark++;
+            }
+        }
+        return new RepackRun(new Curve(label, points), new Repacks(repacks, considered, moved, maxMoved, started, nanos / 1e9, maxNanos / 1e9));
+    }
+
+    /**
      * The offline answer at one demand level: every task arrived by then placed at once; {@code minUnallocatedGpus}
      * is what no placement of them can go below, from the placer's bound (NaN when it gives none).
      */

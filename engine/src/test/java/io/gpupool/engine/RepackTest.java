@@ -1,0 +1,188 @@
+package io.gpupool.engine;
+
+import io.gpupool.engine.batch.BatchPlacer;
+import io.gpupool.engine.batch.FewestMoves;
+import io.gpupool.engine.placement.PlacementConfig;
+import io.gpupool.engine.state.Allocation;
+import io.gpupool.engine.state.GpuGrant;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+import static io.gpupool.engine.TestPools.T4;
+import static io.gpupool.engine.TestPools.job;
+import static io.gpupool.engine.TestPools.pool;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The scheduler's side of re-packing ({@link Scheduler#repack}): the running shares are taken off and offered
+ * with the pending jobs, the answer is bound through the engine's rules all or nothing for the shares, and
+ * shares that keep their GPU are not counted as moved. A scripted placer stands in (the real ones are tested
+ * with re-packs in the optimize module). One T4 node with 2 GPUs; the spread policy puts two half-GPU shares
+ * on different GPUs, so a whole-GPU job finds none free.
+ */
+class RepackTest {
+    private static final class Scripted implements BatchPlacer {
+        final Function<Batch, Map<String, Allocation>> answer;
+        final List<Batch> seen = new ArrayList<>();
+
+        Scripted(Function<Batch, Map<String, Allocation>> answer) {
+            this.answer = answer;
+        }
+
+        @Override public String name() { return "scripted"; }
+        @Override public int window() { return 100; }
+
+        @Override
+        public Map<String, Allocation> plan(Batch batch) {
+            seen.add(batch);
+            // what the placer sees: the shares it is given off their GPUs
+            for (String id : batch.required()) {
+                GpuGrant was = batch.start().get(id).grants().getFirst();
+                assertThat(batch.cluster().node(was.node()).isFullyFree(was.gpu())).isTrue();
+            }
+            return answer.apply(batch);
+        }
+    }
+
+    private static Allocation on(String id, int gpu, boolean whole) {
+        return new Allocation(id, List.of(List.of(new GpuGrant(0, gpu, 0, 0, whole))));
+    }
+
+    /** a and b (shares of aMilli and 500) running on different GPUs, whole-GPU job c pending. */
+    private static Scheduler stranded(int aMilli) {
+        Scheduler s = new Scheduler(pool(1, 2, T4), SchedulerConfig.defaults("fair-share").withPlacement(PlacementConfig.parse("spread")));
+        s.submit(job("a", 1).milli(aMilli).build(), 0);
+        s.submit(job("b", 1).milli(500).build(), 0);
+        s.submit(job("c", 1).build(), 0);
+        s.schedule(0);
+        assertThat(gpuOf(s, "a")).isNotEqualTo(gpuOf(s, "b"));
+        assertThat(s.job("c").status()).isEqualTo(JobStatus.PENDING);
+        return s;
+    }
+
+    private static int gpuOf(Scheduler s, String id) {
+        return s.job(id).allocation().grants().getFirst().gpu();
+    }
+
+    /** Per GPU: the shares' compute sums to at most 1000 and a whole GPU is held by one job alone, from the jobs' own allocations. */
+    private static void assertNoGpuOvercommitted(Scheduler s) {
+        Map<Integer, Integer> milli = new HashMap<>();
+        Map<Integer, Integer> holders = new HashMap<>();
+        Map<Integer, Boolean> exclusive = new HashMap<>();
+        for (JobState j : s.runningJobs()) {
+            for (GpuGrant g : j.allocation().grants()) {
+                int key = g.node() * 1000 + g.gpu();
+                milli.merge(key, g.exclusive() ? 1000 : g.milli(), Integer::sum);
+                holders.merge(key, 1, Integer::sum);
+                if (g.exclusive()) exclusive.put(key, true);
+            }
+        }
+        milli.values().forEach(m -> assertThat(m).isLessThanOrEqualTo(1000));
+        exclusive.keySet().forEach(k -> assertThat(holders.get(k)).as("a whole GPU is exclusive").isEqualTo(1));
+        s.checkConsistency();
+    }
+
+    @Test
+    void aRepackPutsTheSharesTogetherStartsTheWaitingJobAndCountsOnlyTheShareThatMoved() {
+        Scheduler s = stranded(500);
+        int aWas = gpuOf(s, "a");
+        // the answer puts both shares on a's old GPU... but names a and b the other way round: alike shares are
+        // interchangeable, so the one that was there stays and only one moves
+        Scripted placer = new Scripted(b -> Map.of("b", on("b", aWas, false), "a", on("a", aWas, false), "c", on("c", 1 - aWas, true)));
+        Scheduler.RepackResult r = s.repack(placer, 1);
+        assertThat(placer.seen).hasSize(1);
+        BatchPlacer.Batch batch = placer.seen.getFirst();
+        assertThat(batch.required()).containsExactlyInAnyOrder("a", "b");
+        assertThat(batch.jobs()).extracting(j -> j.id()).containsExactly("a", "b", "c");
+        assertThat(batch.start().get("a").grants().getFirst().gpu()).isEqualTo(aWas);
+        assertThat(r.shares()).isEqualTo(2);
+        assertThat(r.moved()).isEqualTo(1);
+        assertThat(r.started()).containsExactly("c");
+        assertThat(gpuOf(s, "a")).as("a stays").isEqualTo(aWas);
+        assertThat(gpuOf(s, "b")).isEqualTo(aWas);
+        assertThat(s.job("c").status()).isEqualTo(JobStatus.RUNNING);
+        assertThat(s.cluster().usedMilli()).isEqualTo(2000);
+        assertNoGpuOvercommitted(s);
+    }
+
+    @Test
+    void anAnswerThatOnlySwapsAlikeSharesMovesNothing() {
+        Scheduler s = stranded(500);
+        int aWas = gpuOf(s, "a"), bWas = gpuOf(s, "b");
+        Scheduler.RepackResult r = s.repack(new Scripted(b -> Map.of("a", on("a", bWas, false), "b", on("b", aWas, false))), 1);
+        assertThat(r.moved()).isZero();
+        assertThat(r.started()).isEmpty();
+        assertThat(gpuOf(s, "a")).isEqualTo(aWas);
+        assertThat(gpuOf(s, "b")).isEqualTo(bWas);
+        assertNoGpuOvercommitted(s);
+    }
+
+    @Test
+    void anAnswerThatLeavesARunningShareOutChangesNothing() {
+        Scheduler s = stranded(500);
+        int aWas = gpuOf(s, "a"), bWas = gpuOf(s, "b");
+        long version = s.cluster().version();
+        Scheduler.RepackResult r = s.repack(new Scripted(b -> Map.of("a", on("a", aWas, false), "c", on("c", bWas, true))), 1);
+        assertThat(r).isEqualTo(Scheduler.RepackResult.NOTHING);
+        assertThat(gpuOf(s, "a")).isEqualTo(aWas);
+        assertThat(gpuOf(s, "b")).isEqualTo(bWas);
+        assertThat(s.job("c").status()).isEqualTo(JobStatus.PENDING);
+        assertThat(s.cluster().version()).isEqualTo(version);
+        assertNoGpuOvercommitted(s);
+    }
+
+    @Test
+    void anAnswerThatOvercommitsAGpuIsRefusedByTheEngine() {
+        // 600 + 500 on one GPU: the engine refuses b's place, so nothing moves
+        Scheduler s = stranded(600);
+        int aWas = gpuOf(s, "a"), bWas = gpuOf(s, "b");
+        Scheduler.RepackResult r = s.repack(new Scripted(b -> Map.of("a", on("a", 0, false), "b", on("b", 0, false), "c", on("c", 1, true))), 1);
+        assertThat(r).isEqualTo(Scheduler.RepackResult.NOTHING);
+        assertThat(gpuOf(s, "a")).isEqualTo(aWas);
+        assertThat(gpuOf(s, "b")).isEqualTo(bWas);
+        // a pending job given a GPU a share holds is left pending (no GPU is left to move that share to)
+        Scheduler t = stranded(500);
+        Scheduler.RepackResult r2 = t.repack(new Scripted(b -> Map.of("a", on("a", 0, false), "b", on("b", 1, false), "c", on("c", 0, true))), 1);
+        assertThat(r2.started()).isEmpty();
+        assertThat(t.job("c").status()).isEqualTo(JobStatus.PENDING);
+        assertNoGpuOvercommitted(s);
+        assertNoGpuOvercommitted(t);
+    }
+
+    @Test
+    void withNothingPendingThereIsNothingToGainAndThePlacerIsNotAsked() {
+        Scheduler s = new Scheduler(pool(1, 2, T4), SchedulerConfig.defaults("fair-share").withPlacement(PlacementConfig.parse("spread")));
+        s.submit(job("a", 1).milli(500).build(), 0);
+        s.schedule(0);
+        Scripted placer = new Scripted(b -> Map.of());
+        assertThat(s.repack(placer, 1)).isEqualTo(Scheduler.RepackResult.NOTHING);
+        assertThat(placer.seen).isEmpty();
+    }
+
+    @Test
+    void withAGpuLimitOnlyTheSharesOnTheMostStrandedGpusAreTakenOff() {
+        // a (300) strands 700 on its GPU, b (500) 500: with gpus=1 only a is offered, b stays where it is
+        Scheduler s = stranded(300);
+        int bWas = gpuOf(s, "b");
+        Scripted placer = new Scripted(b -> Map.of("a", on("a", bWas, false), "c", on("c", 1 - bWas, true)));
+        s.repack(placer, 1, 1);
+        assertThat(placer.seen.getFirst().required()).containsExactly("a");
+        assertThat(placer.seen.getFirst().jobs()).extracting(j -> j.id()).containsExactly("a", "c");
+        assertThat(gpuOf(s, "b")).isEqualTo(bWas);
+        assertThat(gpuOf(s, "a")).isEqualTo(bWas);
+        assertThat(s.job("c").status()).isEqualTo(JobStatus.RUNNING);
+        assertNoGpuOvercommitted(s);
+    }
+
+    @Test
+    void movesCountsTheSharesWhoseGpuChanged() {
+        Map<String, Allocation> before = Map.of("a", on("a", 0, false), "b", on("b", 1, false));
+        assertThat(FewestMoves.moves(before, Map.of("a", on("a", 0, false), "b", on("b", 0, false)))).isEqualTo(1);
+        assertThat(FewestMoves.moves(before, before)).isZero();
+    }
+}
