@@ -252,6 +252,20 @@ class RepackTest {
     }
 
     @Test
+    void aWaitingWholeGpuJobTakesAnotherIdleGpuSoThatARunningShareNeedNotMove() {
+        // the answer puts whole-GPU c on b's GPU and b on a's (a preempted): any idle T4 serves c as well, so b stays
+        Scheduler s = stranded(800);
+        int aWas = gpuOf(s, "a"), bWas = gpuOf(s, "b");
+        Scheduler.RepackResult r = s.repack(new Scripted(b -> Map.of("b", on("b", aWas, false), "c", on("c", bWas, true))), 0, true, 1);
+        assertThat(r.preempted()).containsExactly("a");
+        assertThat(r.started()).containsExactly("c");
+        assertThat(r.moved()).isZero();
+        assertThat(gpuOf(s, "b")).isEqualTo(bWas);
+        assertThat(gpuOf(s, "c")).isEqualTo(aWas);
+        assertNoGpuOvercommitted(s);
+    }
+
+    @Test
     void movesCountsTheSharesWhoseGpuChanged() {
         Map<String, Allocation> before = Map.of("a", on("a", 0, false), "b", on("b", 1, false));
         assertThat(FewestMoves.moves(before, Map.of("a", on("a", 0, false), "b", on("b", 0, false)))).isEqualTo(1);
