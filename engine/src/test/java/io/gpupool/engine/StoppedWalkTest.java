@@ -44,6 +44,26 @@ class StoppedWalkTest {
         assertThat(stopped).isGreaterThan(1000);
     }
 
+    /**
+     * A policy that never preempts ends its walk at the next job once every GPU is in use, and the jobs not reached
+     * say so; its walk must not stop first although every shape queued was refused (qssf: the 8-GPU shape is refused,
+     * then a 4-GPU job fills the pool, and another 8-GPU job is left).
+     */
+    @Test
+    void aFullPoolEndsTheWalkWithItsOwnNote() {
+        Scheduler s = new Scheduler(pool(1, 8, A100), SchedulerConfig.defaults("qssf"));
+        s.submit(job("running", 4).submitMs(0).estimateMs(1_000_000).build(), 0);
+        assertThat(s.schedule(0).started()).containsExactly("running");
+        s.submit(job("big-short", 8).submitMs(1).estimateMs(10_000).build(), 1);   // qssf: least GPU-time first
+        s.submit(job("fills", 4).submitMs(1).estimateMs(100_000).build(), 1);
+        s.submit(job("big-long", 8).submitMs(1).estimateMs(1_000_000).build(), 1);
+        long stoppedBefore = s.walksStopped();
+        assertThat(s.schedule(1).started()).containsExactly("fills");
+        assertThat(s.job("big-short").waitReason()).startsWith("waits: no node can hold 8 whole GPUs");
+        assertThat(s.job("big-long").waitReason()).isEqualTo("waits: every GPU is in use");
+        assertThat(s.walksStopped()).isEqualTo(stoppedBefore);
+    }
+
     /** One random history on both schedulers; returns how many of the fast one's walks stopped early. */
     private static long compare(String policy, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed * 7919 + policy.hashCode());
@@ -99,15 +119,34 @@ class StoppedWalkTest {
                 if (p != null) {
                     fast.hold(p.id(), "held by test " + step);
                     whole.hold(p.id(), "held by test " + step);
+                    if (rnd.nextBoolean()) {   // and let go at once: it reads what it read before
+                        same(fast, whole, ids, what + " held");
+                        assertThat(fast.releaseHold(p.id())).isEqualTo(whole.releaseHold(p.id()));
+                    }
                 }
             } else if (op == 14) {
                 for (JobState p : new ArrayList<>(whole.pendingJobs())) {
                     if (p.holdReason() != null && rnd.nextBoolean()) assertThat(fast.releaseHold(p.id())).as(what).isEqualTo(whole.releaseHold(p.id()));
                 }
             } else if (op == 15) {
-                JobState p = any(rnd, whole.pendingJobs());
-                String node = nodes.get(rnd.nextInt(nodes.size())).name();
-                if (p != null) assertThat(fast.startOn(p.id(), node, now).ok()).as(what).isEqualTo(whole.startOn(p.id(), node, now).ok());
+                // a job ends and a driver binds a waiting job on a node it chose (kube-scheduler), before any round
+                // (a job no larger, on the node it freed, mostly fits there: a failed start would replace its reason)
+                JobState r = any(rnd, whole.runningJobs());
+                if (r != null) {
+                    String node = nodes.get(r.allocation().replicaNodes().getFirst()).name();
+                    fast.complete(r.id(), now);
+                    whole.complete(r.id(), now);
+                    JobState p = any(rnd, whole.pendingJobs().stream().filter(j -> j.gpuUnits() <= r.gpuUnits() && j.holdReason() == null).toList());
+                    if (p != null) {
+                        boolean ok = fast.startOn(p.id(), node, now).ok();
+                        assertThat(ok).as(what).isEqualTo(whole.startOn(p.id(), node, now).ok());
+                        if (ok && rnd.nextBoolean()) {   // and preempted at once: queued again with the reason it had
+                            same(fast, whole, ids, what + " started on " + node);
+                            fast.preempt(p.id(), now);
+                            whole.preempt(p.id(), now);
+                        }
+                    }
+                }
             } else if (op == 16) {
                 JobState p = any(rnd, whole.pendingJobs());
                 if (p != null) {
