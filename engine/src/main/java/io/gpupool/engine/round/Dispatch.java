@@ -67,8 +67,10 @@ final class Dispatch {
     private boolean recheck = true;                 // something restOnlyWaits reads changed since it was last asked
     private final List<JobState> victimsNotPolled = new ArrayList<>();   // preempted in this round, not polled again yet
 
-    /** @param started what batch mode started in this round (the walk adds to it) */
-    /** @param fullRound every pending job is in the queue and gets this round's reason (not a round of arrivals) */
+    /**
+     * @param started   what batch mode started in this round (the walk adds to it)
+     * @param fullRound every pending job is in the queue and gets this round's reason (not a round of arrivals)
+     */
     Dispatch(Round round, PolicyContext ctx, JobQueue queue, List<String> started, boolean fullRound) {
         this.r = round;
         this.ctx = ctx;
@@ -139,24 +141,23 @@ final class Dispatch {
      * walk may stop (it then leaves those refusals to the jobs left). A job left is pending and not held, or passed
      * over; it would be refused its shape's refusal when (1) its shape is refused in this round already: every pending
      * job's shape is (the pending jobs include those left); (2) nothing else refuses it: no limit, cap or reservation,
-     * and the admission rule admits every job; (3) it may preempt nothing: the policy says no job may, or later jobs
-     * may preempt less and an earlier one might preempt nothing, or (later jobs may preempt less) every pending
-     * shape found no victims; a policy that never preempts stops instead at the next job once every GPU is in use,
-     * with its own note. Nothing these read changes while the walk only refuses, so it is asked again only after a
-     * start, a preemption or a new refusal.
+     * and the admission rule admits every job; (3) it may preempt nothing: the policy says no job may now, or later
+     * jobs may preempt less (then the job that had a shape refused asked for victims at once and found none, so no
+     * later job of that shape finds any, or it may preempt nothing, so no later job may); a policy that never preempts
+     * stops instead at the next job once every GPU is in use, with its own note. Nothing these read changes while the
+     * walk only refuses, so it is asked again only after a start, a preemption or a new refusal.
      */
     private boolean restOnlyWaits() {
         recheck = false;
-        java.util.Set<String> shapes = r.jobs.pendingShapes();
+        Set<String> shapes = r.jobs.pendingShapes();
         if (failedShapes.size() < shapes.size() || !failedShapes.keySet().containsAll(shapes)) return false;
         if (!r.jobs.onlyPlacementRefuses()) return false;
         if (r.policy.admission() != Admission.NONE && !r.policy.admission().admitsAll(ctx)) return false;
         Preemption rule = r.policy.preemption();
         if (rule == null) {
             if (r.cluster.usedMilli() >= r.cluster.totalMilli()) return false;
-        } else if (!noLaterJobPreempts && !rule.noneMayPreempt(ctx)) {
-            if (!r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) || noVictims.size() < shapes.size()) return false;
-            for (String shape : shapes) if (!noVictims.contains(new ShapeOfTenant(shape, null))) return false;
+        } else if (!rule.noneMayPreempt(ctx) && !r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)) {
+            return false;
         }
         // a job preempted in this round is queued again with a note, which its next poll would replace
         for (JobState v : victimsNotPolled) {
@@ -241,10 +242,7 @@ final class Dispatch {
         if (r.policy.preemption() == null || noLaterJobPreempts) return false;
         if (!r.policy.preemption().mayPreemptAny(ctx, job)) {
             // it may stop none of the jobs running when the round began; a later job may stop only what it may (the trait)
-            if (r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)) {
-                recheck |= !noLaterJobPreempts;
-                noLaterJobPreempts = true;
-            }
+            if (r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)) noLaterJobPreempts = true;
             return false;
         }
         // later jobs of the same shape (and tenant, unless the policy says later jobs may preempt less) have no more victims
@@ -257,7 +255,6 @@ final class Dispatch {
         List<JobState> victims = planner.plan(job);
         if (victims == null) {
             noVictims.add(victimKey);
-            recheck = true;
             return false;
         }
         for (JobState v : victims) {
