@@ -59,6 +59,11 @@ final class ConcurrencyCaps {
                 "array " + job.capGroup + " already runs " + g.running + " of its at most " + g.cap + " tasks at once");
     }
 
+    /** No group exists: no job is ever refused for its group. */
+    boolean none() {
+        return groups.isEmpty();
+    }
+
     int cap(String group) {
         return groups.get(group).cap;
     }

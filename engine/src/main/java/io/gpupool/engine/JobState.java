@@ -6,6 +6,8 @@ import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.status.Status;
 import io.gpupool.model.JobSpec;
 
+import java.util.Map;
+
 /**
  * A job as the engine tracks it: status, what it holds, and the service it has had. Attained service
  * is kept across preemptions (a preempted job resumes where it stopped).
@@ -27,6 +29,7 @@ public final class JobState {
     Status waitStatus;   // the last refusal, rendered as the wait reason (null: the reason is waitNote)
     String waitNote = "not yet considered";
     long reasonRound = -1;
+    private long queuedMark;   // RoundNote.entries when the job last entered the queue unheld (see restReason)
     private String shapeKey; // computed once: rounds over long queues ask for it per job
     private RuntimeOracle toldBy;           // the oracle `trueRuntimeMs` came from
     private long trueRuntimeMs;
@@ -39,10 +42,26 @@ public final class JobState {
     String reservation; // the advance reservation the job runs in (Scheduler.useReservation), or null
     private final RoundNote round;
 
-    /** The scheduler's latest round, and why jobs it did not reach are waiting (shared by all jobs). */
+    /**
+     * The scheduler's latest round, and why jobs it did not reach are waiting (shared by all jobs). A full round whose
+     * walk stopped early, because every job left in its queue would only have been refused again with its shape's
+     * refusal, leaves those refusals here instead of giving them to each job: a job reads its shape's while it is one of
+     * the jobs that walk left (see {@link #restReason}).
+     */
     static final class RoundNote {
         long number = -1;
         String unreached = "not yet considered";
+        long entries;                         // counts jobs entering the queue unheld (JobState.queuedMark)
+        long restRound = Long.MIN_VALUE;      // the round whose walk stopped early, or none
+        long restUpTo;                        // entries when it stopped: later entries are not jobs it left
+        Map<String, Status> restByShape;      // the refusal it gave each shape still queued
+
+        /** This round's walk stopped with every job left in its queue refused as its shape was in {@code byShape}. */
+        void restWaits(Map<String, Status> byShape) {
+            restRound = number;
+            restUpTo = entries;
+            restByShape = byShape;
+        }
     }
 
     JobState(JobSpec spec, long seq, long nowMs, RoundNote round) {
@@ -51,6 +70,7 @@ public final class JobState {
         this.seq = seq;
         this.queuedSinceMs = nowMs;
         this.round = round;
+        this.queuedMark = ++round.entries;
     }
 
     /** The same pending job with another spec: its place in arrival order, its wait and its hold stay. */
@@ -64,6 +84,36 @@ public final class JobState {
         j.holdReason = holdReason;
         j.reservation = reservation;
         return j;
+    }
+
+    /**
+     * The job enters the queue again, or its hold ends: it was no job a stopped walk left (a held job was passed over,
+     * and gets no reason from the round).
+     */
+    void queuedAgain() {
+        queuedMark = ++round.entries;
+    }
+
+    /**
+     * The refusal of this job's shape, when it is one of the jobs the last full round's walk left (queued and not held
+     * when the walk stopped, neither given a reason since nor queued again): the walk would have given it that refusal.
+     */
+    private Status restReason() {
+        RoundNote r = round;
+        if (r.restRound != r.number || reasonRound == r.number || queuedMark > r.restUpTo || status != JobStatus.PENDING || holdReason != null) return null;
+        return r.restByShape.get(shapeKey());
+    }
+
+    /**
+     * Writes the reason read from the stopped walk ({@link #restReason}) into the job, before a hold, a start or an
+     * entry into the queue changes whether the job would read it: what it reads stays what the whole walk gave it.
+     */
+    void keepRestReason() {
+        Status rest = restReason();
+        if (rest == null) return;
+        waitStatus = rest;
+        waitNote = null;
+        reasonRound = round.restRound;
     }
 
     /** Records why the job waits (or, once rejected, why it never runs), as seen by the current round. */
@@ -96,6 +146,8 @@ public final class JobState {
     public String waitReason() {
         if (status != JobStatus.PENDING && status != JobStatus.REJECTED) return null;
         if (holdReason != null) return Status.held(holdReason).message();
+        Status rest = restReason();
+        if (rest != null) return "waits: " + rest.message();
         if (!reasonIsCurrent()) return round.unreached;
         if (waitStatus == null) return waitNote;
         return status == JobStatus.REJECTED ? waitStatus.message() : "waits: " + waitStatus.message();
@@ -109,6 +161,8 @@ public final class JobState {
     public Status waitStatus() {
         if (status != JobStatus.PENDING && status != JobStatus.REJECTED) return null;
         if (holdReason != null) return Status.held(holdReason);
+        Status rest = restReason();
+        if (rest != null) return rest;
         return reasonIsCurrent() ? waitStatus : null;
     }
 

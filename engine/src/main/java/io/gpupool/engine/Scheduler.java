@@ -65,6 +65,7 @@ public final class Scheduler {
     private final Map<String, JobState> jobs = new HashMap<>();
     private final JobTable pending = new JobTable();   // in the order queued
     private final JobTable running = new JobTable();   // in the order started
+    private final PendingShapes pendingShapes = new PendingShapes();
     private final Map<String, String> shapeKeys = new HashMap<>();
     private final ConcurrencyCaps caps = new ConcurrencyCaps();   // one string per job shape (JobState.internShapeKey)
     private final ReservationBook reservations = new ReservationBook();
@@ -148,6 +149,7 @@ public final class Scheduler {
         }
         job.internShapeKey(shapeKeys);
         pending.put(job);
+        pendingShapes.add(job);
         if (standing != null) standing.add(job);
         if (policy instanceof QueueObserver o) o.queued(job);
         round.arrived(job);
@@ -178,6 +180,7 @@ public final class Scheduler {
         else {
             job.waitedMs += nowMs - job.queuedSinceMs;
             pending.remove(jobId);
+            pendingShapes.remove(job);
             if (standing != null) standing.remove(job);
             if (policy instanceof QueueObserver o) o.dequeued(job);
         }
@@ -203,6 +206,7 @@ public final class Scheduler {
     public void hold(String jobId, String reason) {
         JobState job = require(jobId);
         if (job.status != JobStatus.PENDING) throw new IllegalStateException("job " + jobId + " is " + job.status + ", not PENDING");
+        job.keepRestReason();
         job.holdReason = Objects.requireNonNull(reason);
         round.unsettle();   // a held head gives way to the next job: a round that skips the walk would not see it
     }
@@ -223,6 +227,7 @@ public final class Scheduler {
         JobState job = require(jobId);
         if (job.holdReason == null) return false;
         job.holdReason = null;
+        job.queuedAgain();   // held when a round's walk stopped, it got no reason from it
         round.unsettle(); // a round of arrivals only would pass it over
         return true;
     }
@@ -309,6 +314,8 @@ public final class Scheduler {
         old.status = JobStatus.CANCELLED;   // a round that still holds the old state passes it over
         jobs.put(spec.id(), job);
         pending.put(job);        // same key: its place in arrival order stays
+        pendingShapes.remove(old);
+        pendingShapes.add(job);
         if (standing != null) {
             standing.remove(old);
             standing.add(job);
@@ -398,7 +405,10 @@ public final class Scheduler {
      */
     public void useReservation(String jobId, String reservation) {
         JobState job = require(jobId);
+        boolean queued = job.status == JobStatus.PENDING;
+        if (queued) pendingShapes.remove(job);
         job.reservation = Objects.requireNonNull(reservation);
+        if (queued) pendingShapes.add(job);
         round.unsettle();
     }
 
@@ -623,6 +633,11 @@ public final class Scheduler {
 
     // ---- views ----------------------------------------------------------------------------------
 
+    /** Tests: every full round walks its whole queue, as before rounds stopped once only refusals were left. */
+    void walkWholeQueues() { round.walkWholeQueues(); }
+    /** Tests: full rounds whose walk stopped once only refusals were left. */
+    long walksStopped() { return round.walksStopped(); }
+
     public JobState job(String id) { return jobs.get(id); }
     public Collection<JobState> pendingJobs() { return Collections.unmodifiableCollection(pending.values()); }
     public Collection<JobState> runningJobs() { return Collections.unmodifiableCollection(running.values()); }
@@ -690,7 +705,9 @@ public final class Scheduler {
     }
 
     private void start(JobState job, Allocation a, long nowMs) {
+        job.keepRestReason();   // a job preempted later shows the reason it had
         pending.remove(job.id());
+        pendingShapes.remove(job);
         if (standing != null) standing.remove(job);
         if (policy instanceof QueueObserver o) o.dequeued(job);
         running.put(job);
@@ -737,7 +754,9 @@ public final class Scheduler {
         job.queuedSinceMs = nowMs;
         job.waitedBeforeQueueMs = job.waitedMs;
         job.preemptions++;
+        job.queuedAgain();
         pending.put(job);
+        pendingShapes.add(job);
         if (standing != null) standing.add(job);
         if (policy instanceof QueueObserver o) o.queued(job);
     }
@@ -757,7 +776,10 @@ public final class Scheduler {
         @Override public Fence fence(JobState job, long nowMs) { return reservations.fence(job, job.reservation, nowMs); }
         @Override public void start(JobState job, Allocation a, long nowMs) { Scheduler.this.start(job, a, nowMs); }
         @Override public void requeue(JobState job, long nowMs) { Scheduler.this.requeue(job, nowMs); }
-        @Override public void hold(JobState job, String reason) { job.holdReason = reason; }
+        @Override public void hold(JobState job, String reason) {
+            job.keepRestReason();
+            job.holdReason = reason;
+        }
         @Override public void waits(JobState job, Status why) { job.waitBecause(why); }
         @Override public void note(JobState job, String note) { job.waitBecause(note); }
 
@@ -768,5 +790,15 @@ public final class Scheduler {
         }
 
         @Override public void unreached(String reason) { roundNote.unreached = reason; }
+
+        @Override public Set<String> pendingShapes() { return pendingShapes.shapes(); }
+
+        @Override
+        public boolean onlyPlacementRefuses() {
+            // no array cap, tenant limit or reservation window: quotaReason is null and the fence NONE for every job
+            return caps.none() && !anyTenantLimit && reservations.isEmpty() && pendingShapes.inReservation() == 0;
+        }
+
+        @Override public void restWaits(Map<String, Status> byShape) { roundNote.restWaits(byShape); }
     }
 }

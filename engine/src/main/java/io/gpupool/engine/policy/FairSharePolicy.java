@@ -188,6 +188,18 @@ public final class FairSharePolicy implements QueuePolicy, Admission, Preemption
         return "non-preemptible job would exceed tenant " + job.spec().tenant() + "'s guarantee, and borrowed GPUs must be reclaimable";
     }
 
+    /** Without guarantees every job is admitted ({@link #admit}). */
+    @Override
+    public boolean admitsAll(PolicyContext ctx) {
+        return !anyGuarantees(ctx);
+    }
+
+    /** Without guarantees nobody reclaims ({@link #mayPreemptAny}). */
+    @Override
+    public boolean noneMayPreempt(PolicyContext ctx) {
+        return !anyGuarantees(ctx);
+    }
+
     /** Only a job that stays within its tenant's guarantee reclaims; without guarantees nobody does. */
     @Override
     public boolean mayPreemptAny(PolicyContext ctx, JobState job) {

@@ -22,6 +22,14 @@ public interface Preemption {
         return true;
     }
 
+    /**
+     * Whether {@link #mayPreemptAny} is false for every job now (e.g. no tenant has a guarantee to reclaim): a round may
+     * then stop walking its queue once placement refuses every shape still queued. Default: not known.
+     */
+    default boolean noneMayPreempt(PolicyContext ctx) {
+        return false;
+    }
+
     /** Whether {@code victim} (running, preemptible) may be stopped so that {@code job} can start. */
     boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim);
 

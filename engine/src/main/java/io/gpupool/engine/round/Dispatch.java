@@ -5,10 +5,12 @@ import io.gpupool.engine.JobStatus;
 import io.gpupool.engine.RoundResult;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.placement.PlacementResult;
+import io.gpupool.engine.policy.Admission;
 import io.gpupool.engine.policy.BlockingMode;
 import io.gpupool.engine.policy.JobQueue;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.PolicyTraits;
+import io.gpupool.engine.policy.Preemption;
 import io.gpupool.engine.reservation.Fence;
 import io.gpupool.engine.reservation.ReservationBook;
 import io.gpupool.engine.status.Status;
@@ -35,6 +37,10 @@ import java.util.Set;
  * Every placement leaves out the GPUs advance reservations keep the job off ({@link Fence}).
  * Jobs of one shape fit or fail together, so a failed placement is not repeated for that shape in the round (nor,
  * through the {@link FailureMemo}, in later rounds while the cluster is unchanged).
+ *
+ * <p>A full round of a SKIP policy stops walking once every shape still queued has been refused and no job left can
+ * preempt or be refused otherwise (no limit, cap, reservation or admission rule applies): each job left would only be
+ * refused again with its shape's refusal, which the jobs then read from the round ({@link RoundJobs#restWaits}).
  */
 final class Dispatch {
     private final Round r;
@@ -57,15 +63,22 @@ final class Dispatch {
     private boolean depthUsedUp;                    // the walk stopped at the backfill depth
     private long reasonsHoldUntilMs = Long.MAX_VALUE;
     private int backfillLeft;
+    private final boolean mayStopEarly;             // a full round of a SKIP policy (see restOnlyWaits)
+    private boolean recheck = true;                 // something restOnlyWaits reads changed since it was last asked
+    private final List<JobState> victimsNotPolled = new ArrayList<>();   // preempted in this round, not polled again yet
 
-    /** @param started what batch mode started in this round (the walk adds to it) */
-    Dispatch(Round round, PolicyContext ctx, JobQueue queue, List<String> started) {
+    /**
+     * @param started   what batch mode started in this round (the walk adds to it)
+     * @param fullRound every pending job is in the queue and gets this round's reason (not a round of arrivals)
+     */
+    Dispatch(Round round, PolicyContext ctx, JobQueue queue, List<String> started, boolean fullRound) {
         this.r = round;
         this.ctx = ctx;
         this.queue = queue;
         this.nowMs = ctx.nowMs();
         this.started = started;
         this.backfillLeft = round.policy.traits().backfillDepth();
+        this.mayStopEarly = fullRound && round.stopWalks && round.policy.traits().blocking() == BlockingMode.SKIP;
     }
 
     private record ShapeOfTenant(String shape, String tenant) {}
@@ -73,7 +86,8 @@ final class Dispatch {
     RoundResult walk() {
         PolicyTraits traits = r.policy.traits();
         JobState job;
-        while ((job = queue.poll()) != null) {
+        while (!(mayStopEarly && recheck && restOnlyWaits()) && (job = queue.poll()) != null) {
+            if (!victimsNotPolled.isEmpty()) victimsNotPolled.remove(job);
             if (job.status() != JobStatus.PENDING || job.holdReason() != null) continue;
             if (r.policy.preemption() == null && r.cluster.usedMilli() >= r.cluster.totalMilli()) {
                 r.jobs.unreached("waits: every GPU is in use");
@@ -102,6 +116,7 @@ final class Dispatch {
                 reason = startOrRefusal(job, shape, fence, null);
                 if (reason == null) continue;
                 failedShapes.put(shape, reason);
+                recheck = true;
             }
             if (preemptFor(job, shape, fence)) continue;
             r.jobs.waits(job, reason);
@@ -119,6 +134,38 @@ final class Dispatch {
             }
         }
         return new RoundResult(started, preempted);
+    }
+
+    /**
+     * Whether every job left in the queue would only be refused with its shape's refusal from this round, so the
+     * walk may stop (it then leaves those refusals to the jobs left). A job left is pending and not held, or passed
+     * over; it would be refused its shape's refusal when (1) its shape is refused in this round already: every pending
+     * job's shape is (the pending jobs include those left); (2) nothing else refuses it: no limit, cap or reservation,
+     * and the admission rule admits every job; (3) it may preempt nothing: the policy says no job may now, or later
+     * jobs may preempt less (then the job that had a shape refused asked for victims at once and found none, so no
+     * later job of that shape finds any, or it may preempt nothing, so no later job may); a policy that never preempts
+     * stops instead at the next job once every GPU is in use, with its own note. Nothing these read changes while the
+     * walk only refuses, so it is asked again only after a start, a preemption or a new refusal.
+     */
+    private boolean restOnlyWaits() {
+        recheck = false;
+        Set<String> shapes = r.jobs.pendingShapes();
+        if (failedShapes.size() < shapes.size() || !failedShapes.keySet().containsAll(shapes)) return false;
+        if (!r.jobs.onlyPlacementRefuses()) return false;
+        if (r.policy.admission() != Admission.NONE && !r.policy.admission().admitsAll(ctx)) return false;
+        Preemption rule = r.policy.preemption();
+        if (rule == null) {
+            if (r.cluster.usedMilli() >= r.cluster.totalMilli()) return false;
+        } else if (!rule.noneMayPreempt(ctx) && !r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)) {
+            return false;
+        }
+        // a job preempted in this round is queued again with a note, which its next poll would replace
+        for (JobState v : victimsNotPolled) {
+            if (v.status() == JobStatus.PENDING && v.holdReason() == null) r.jobs.waits(v, failedShapes.get(v.shapeKey()));
+        }
+        r.jobs.restWaits(failedShapes);
+        r.walksStopped++;
+        return true;
     }
 
     /** The blocked head's status: its placement refusal and the time its GPUs are reserved from. */
@@ -216,9 +263,11 @@ final class Dispatch {
             r.jobs.note(v, "preempted for " + job.id());
             preempted.add(v.id());
             queue.requeue(v);
+            if (mayStopEarly) victimsNotPolled.add(v);
         }
         failedShapes.clear();
         noVictims.clear();
+        recheck = true;
         PlacementResult p = r.pipeline.place(cycle(job, fence, null), true);
         if (!p.ok()) throw new IllegalStateException("job " + job.id() + " does not fit after preempting " + victims);
         start(job, p);
@@ -227,6 +276,7 @@ final class Dispatch {
 
     private void start(JobState job, PlacementResult placed) {
         r.jobs.start(job, placed.allocation(), nowMs);
+        recheck = true;
         started.add(job.id());
         queue.started(job);
     }

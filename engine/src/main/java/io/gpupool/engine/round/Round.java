@@ -36,6 +36,8 @@ public final class Round {
     private StandingQueue standing;     // pending jobs kept in order, for policies with a standing order
     private BatchPlacer batchPlacer;
     String preemptedHold;               // non-null: a job a round preempts is held with this reason
+    boolean stopWalks = true;           // a full round may stop walking once only refusals are left (Dispatch)
+    long walksStopped;                  // full rounds whose walk stopped so
 
     public Round(ClusterState cluster, WorkloadProfile profile, RoundJobs jobs) {
         this.cluster = cluster;
@@ -81,6 +83,16 @@ public final class Round {
         settledBackfill.forget();
     }
 
+    /** Every full round walks its whole queue (a test compares that with walks that stop once only refusals are left). */
+    public void walkWholeQueues() {
+        stopWalks = false;
+    }
+
+    /** Full rounds whose walk stopped once only refusals were left (tests). */
+    public long walksStopped() {
+        return walksStopped;
+    }
+
     /** A job was queued. */
     public void arrived(JobState job) {
         settled.arrived(job);
@@ -108,7 +120,7 @@ public final class Round {
         JobQueue queue = standing != null ? standing.round(ctx) : policy.policy().queue(ctx, candidates);
         RoundResult result;
         try {
-            Dispatch walk = new Dispatch(this, ctx, queue, started);
+            Dispatch walk = new Dispatch(this, ctx, queue, started, !onlyArrivals);
             result = walk.walk();
             walk.settle(settledBackfill);
         } finally {

@@ -6,6 +6,8 @@ import io.gpupool.engine.state.Allocation;
 import io.gpupool.engine.status.Status;
 
 import java.util.Collection;
+import java.util.Map;
+import java.util.Set;
 
 /** What a round may read and do to the engine's jobs; the scheduler's job table implements it. */
 public interface RoundJobs {
@@ -40,4 +42,19 @@ public interface RoundJobs {
 
     /** Why the pending jobs this round does not reach wait. */
     void unreached(String reason);
+
+    /** The shapes ({@link JobState#shapeKey}) of the pending jobs (a view, kept as jobs enter and leave the queue). */
+    Set<String> pendingShapes();
+
+    /**
+     * Whether only placement refuses jobs now: no tenant limit, array cap or advance reservation applies, so
+     * {@link #quotaReason} is null and {@link #fence} NONE for every pending job.
+     */
+    boolean onlyPlacementRefuses();
+
+    /**
+     * The full round's walk stops: every job left in its queue (pending and not held) waits with its shape's refusal
+     * in {@code byShape}, as if the walk had given it; the job reads it when asked instead.
+     */
+    void restWaits(Map<String, Status> byShape);
 }
