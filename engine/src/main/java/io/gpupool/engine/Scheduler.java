@@ -500,7 +500,10 @@ public final class Scheduler {
             List<String> preempted = new ArrayList<>();
             for (JobState j : left) {
                 requeueReleased(j, nowMs);   // its GPUs were released above, and the answer gave them to others
-                if (preemptedHold != null) j.holdReason = preemptedHold;
+                if (preemptedHold != null) {   // as a round holds its victims (Jobs.hold)
+                    j.keepRestReason();
+                    j.holdReason = preemptedHold;
+                }
                 preempted.add(j.id());
             }
             for (JobState j : shares) {
