@@ -147,10 +147,11 @@ public final class SimulateCommand implements Callable<Integer> {
             description = "Inflation with --batch: place each task on arrival (no wait) until PCT %% of the pool's GPUs are allocated, then hold (default: ${DEFAULT-VALUE}).")
     double holdFrom;
 
-    @Option(names = "--repack", paramLabel = "SOLVER:every=N[,gpus=K][,OPTIONS]",
+    @Option(names = "--repack", paramLabel = "SOLVER:every=N[,gpus=K][,preempt=true][,OPTIONS]",
             description = {"Inflation: a task that does not fit waits, and every N arrivals (while one waits) the running GPU-share tasks are",
                     "placed again with the waiting ones by this batch solver (whole-GPU tasks stay put; a share that changes GPU is a migration),",
-                    "only those on the K most stranded shared GPUs with gpus=K, e.g. cpsat:every=200,seconds=5. Reports re-packs, migrations and decision time."})
+                    "only those on the K most stranded shared GPUs with gpus=K, e.g. cpsat:every=200,seconds=5; with preempt=true a re-pack may",
+                    "preempt running shares (they wait again) when that allocates more. Reports re-packs, migrations, preemptions and decision time."})
     String repack;
 
     @Option(names = "--offline", paramLabel = "SOLVER[:OPTIONS]",
@@ -478,12 +479,13 @@ public final class SimulateCommand implements Callable<Integer> {
                 String label = labels.get(i).trim();
                 bar.update(label, (double) i / (configs.size() + levels.size()));
                 if (repacking != null) {
-                    var run = study.runRepack(label + "/repack " + repack, configs.get(i), BatchPlacers.create(repacking.placer()), repacking.every(), repacking.gpus());
+                    var run = study.runRepack(label + "/repack " + repack, configs.get(i), BatchPlacers.create(repacking.placer()), repacking.every(), repacking.gpus(), repacking.preempt());
                     curves.add(run.curve());
                     var r = run.repacks();
                     decisions.add(String.format(Locale.ROOT, "%s: %,d re-packs, %.3f s per re-pack on average, %.3f s at most; %,d migrations "
-                                    + "(%.1f%% of the shares running at a re-pack, %,d at most in one), %,d waiting tasks started",
-                            label + "/repack " + repack, r.repacks(), r.meanSeconds(), r.maxSeconds(), r.moved(), 100 * r.movedShare(), r.maxMoved(), r.started()));
+                                    + "(%.1f%% of the shares running at a re-pack, %,d at most in one), %,d waiting tasks started, %,d preemptions (%,d at most in one)",
+                            label + "/repack " + repack, r.repacks(), r.meanSeconds(), r.maxSeconds(), r.moved(), 100 * r.movedShare(), r.maxMoved(), r.started(),
+                            r.preempted(), r.maxPreempted()));
                 } else if (batch == null) {
                     curves.add(study.run(label, configs.get(i)));
                 } else {

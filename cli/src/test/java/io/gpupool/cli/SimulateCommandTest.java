@@ -378,6 +378,20 @@ class SimulateCommandTest {
         String line = r.err().lines().filter(l -> l.startsWith("decisions fgd/repack cpsat:every=4,seconds=1: ")).findFirst().orElseThrow();
         assertThat(line).contains("re-packs", "s per re-pack on average", "migrations", "of the shares running at a re-pack", "waiting tasks started");
         assertThat(line).doesNotContain(": 0 re-packs");
+        assertThat(line).contains(", 0 preemptions (0 at most in one)");
+    }
+
+    @Test
+    void inflationWithRepackingThatMayPreemptReportsItsPreemptions() throws IOException {
+        Path[] f = openb();
+        Cli.Result r = Cli.run("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString(),
+                "--placement", "fgd", "--repack", "cpsat:every=4,seconds=1,preempt=true", "--inflation-max", "110", "--ignore-host", "--output", "json", "--quiet");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        JsonNode arr = JSON.readTree(r.out());
+        assertThat(arr.get(0).get("placement").asText()).isEqualTo("fgd/repack cpsat:every=4,seconds=1,preempt=true");
+        String line = r.err().lines().filter(l -> l.startsWith("decisions fgd/repack cpsat:every=4,seconds=1,preempt=true: ")).findFirst().orElseThrow();
+        assertThat(line).containsPattern("[0-9,]+ preemptions \\([0-9,]+ at most in one\\)");
+        assertThat(line).doesNotContain(": 0 re-packs");
     }
 
     @Test
@@ -386,7 +400,8 @@ class SimulateCommandTest {
         List<String> base = List.of("simulate", "--mode", "inflation", "--trace-format", "openb", "--trace", f[0].toString(), "--nodes", f[1].toString());
         for (String[] c : new String[][] {{"cpsat:seconds=2", "every"}, {"cpsat:every=0", "every"}, {"cpsat:every=lots", "every"},
                 {"cpsat:every=10,window=64", "window"}, {"simplex:every=10", "solver"}, {"cpsat:every=10,depth=3", "depth"},
-                {"cpsat:every=10,gpus=0", "gpus"}, {"cpsat:every=10,gpus=all", "gpus"}}) {
+                {"cpsat:every=10,gpus=0", "gpus"}, {"cpsat:every=10,gpus=all", "gpus"},
+                {"cpsat:every=10,preempt=yes", "preempt"}, {"cpsat:every=10,preempt=", "preempt"}}) {
             List<String> args = new java.util.ArrayList<>(base);
             args.addAll(List.of("--repack", c[0]));
             Cli.Result r = Cli.run(args.toArray(String[]::new));

@@ -79,6 +79,7 @@ public final class Scheduler {
     private final List<FilterPlugin> driverFilters = new ArrayList<>();
     private final JobState.RoundNote roundNote = new JobState.RoundNote();
     private final Round round;
+    private String preemptedHold;   // non-null: a job a re-pack preempts is held with this reason ({@link #holdPreemptedJobs})
     private long seq;
     private long lastNowMs = Long.MIN_VALUE;
     private long lastRoundMs = Long.MIN_VALUE;
@@ -217,6 +218,7 @@ public final class Scheduler {
      * simulator's) lets a preempted job start again in the same round.
      */
     public void holdPreemptedJobs(String reason) {
+        preemptedHold = reason;   // a re-pack's preemptions too
         round.holdPreemptedJobs(reason);
     }
 
@@ -412,10 +414,16 @@ public final class Scheduler {
 
     /**
      * What a {@link #repack} did: the running GPU shares it took off and placed again, how many of them changed GPU
-     * (each a migration: in a real service a checkpoint and a restart), and the pending jobs it started.
+     * (each a migration: in a real service a checkpoint and a restart), the pending jobs it started, and the shares
+     * it preempted (back in the queue; only a re-pack that may preempt leaves one out).
      */
-    public record RepackResult(int shares, int moved, List<String> started) {
-        public static final RepackResult NOTHING = new RepackResult(0, 0, List.of());
+    public record RepackResult(int shares, int moved, List<String> started, List<String> preempted) {
+        public static final RepackResult NOTHING = new RepackResult(0, 0, List.of(), List.of());
+
+        public RepackResult {
+            started = List.copyOf(started);
+            preempted = List.copyOf(preempted);
+        }
     }
 
     /**
@@ -436,6 +444,17 @@ public final class Scheduler {
      * Fewer shares can move; {@code 0} takes every share.
      */
     public RepackResult repack(BatchPlacer placer, int gpus, long nowMs) {
+        return repack(placer, gpus, false, nowMs);
+    }
+
+    /**
+     * As {@link #repack(BatchPlacer, int, long)}; with {@code preempt} the shares are not required: the placer may
+     * leave some out when that places more GPU demand in all (the current placement is still its start, so it
+     * can always answer that). A share the answer leaves out is preempted as a round preempts: back in the queue,
+     * its preemption counted, its attained service kept. The answer is kept only if it allocates more GPU demand
+     * than before when it preempts (never less in any case); otherwise nothing changes.
+     */
+    public RepackResult repack(BatchPlacer placer, int gpus, boolean preempt, long nowMs) {
         if (gpus < 0) throw new IllegalArgumentException("gpus must be >= 0, got " + gpus);
         round.unsettle();
         advanceTo(nowMs);
@@ -461,15 +480,35 @@ public final class Scheduler {
         boolean kept = false;
         try {
             for (JobState j : shares) cluster.release(j.allocation);
-            Map<String, Allocation> answer = placer.plan(new BatchPlacer.Batch(cluster, pipeline, profile, batch, before.keySet(), before));
-            Map<String, Allocation> bound = bindRepack(FewestMoves.relabel(cluster, specs, answer, before), shares, waiting, nowMs);
-            if (bound == null) bound = bindRepack(answer, shares, waiting, nowMs);   // the relabelling is only a preference
+            Map<String, Allocation> answer = placer.plan(new BatchPlacer.Batch(cluster, pipeline, profile, batch,
+                    preempt ? Set.of() : before.keySet(), before));
+            Map<String, Allocation> bound = bindRepack(FewestMoves.relabel(cluster, specs, answer, before), shares, waiting, preempt, nowMs);
+            if (bound == null) bound = bindRepack(answer, shares, waiting, preempt, nowMs);   // the relabelling is only a preference
             if (bound == null) return RepackResult.NOTHING;
+            Map<String, Allocation> placed = bound;
+            long demandBefore = 0, demandAfter = 0;
+            for (JobState j : shares) demandBefore += j.spec().gpuMilliDemand();
+            for (String id : bound.keySet()) demandAfter += specs.get(id).gpuMilliDemand();
+            List<JobState> left = shares.stream().filter(j -> !placed.containsKey(j.id())).toList();
+            // a re-pack never allocates less, and preempts only to allocate more
+            if (demandAfter < demandBefore || (!left.isEmpty() && demandAfter == demandBefore)) return RepackResult.NOTHING;
             cluster.commit(mark);
             kept = true;
-            int moved = FewestMoves.moves(before, bound);
+            Map<String, Allocation> stayed = new java.util.LinkedHashMap<>(before);
+            stayed.keySet().retainAll(bound.keySet());
+            int moved = FewestMoves.moves(stayed, bound);
+            List<String> preempted = new ArrayList<>();
+            for (JobState j : left) {
+                requeueReleased(j, nowMs);   // its GPUs were released above, and the answer gave them to others
+                if (preemptedHold != null) {   // as a round holds its victims (Jobs.hold)
+                    j.keepRestReason();
+                    j.holdReason = preemptedHold;
+                }
+                preempted.add(j.id());
+            }
             for (JobState j : shares) {
                 Allocation now = bound.get(j.id());
+                if (now == null) continue;
                 ledger.charge(j.spec().tenant(), 0, chargedMemory(now) - chargedMemory(j.allocation));
                 j.allocation = now;
             }
@@ -479,7 +518,7 @@ public final class Scheduler {
                 start(j, bound.get(j.id()), nowMs);
                 started.add(j.id());
             }
-            return new RepackResult(shares.size(), moved, started);
+            return new RepackResult(shares.size(), moved, started, preempted);
         } finally {
             if (!kept) cluster.rollback(mark);
         }
@@ -487,15 +526,17 @@ public final class Scheduler {
 
     /**
      * Binds a re-pack answer through the pipeline (the filters and GPU rules, then the cluster's capacity checks):
-     * every share, then the pending jobs that fit. Null, with the cluster as it was, when a share does not.
+     * every share, then the pending jobs that fit. Null, with the cluster as it was, when a share does not (or, unless
+     * {@code preempt}, when the answer leaves one out).
      */
-    private Map<String, Allocation> bindRepack(Map<String, Allocation> answer, List<JobState> shares, List<JobState> waiting, long nowMs) {
+    private Map<String, Allocation> bindRepack(Map<String, Allocation> answer, List<JobState> shares, List<JobState> waiting,
+                                               boolean preempt, long nowMs) {
         int mark = cluster.checkpoint();
         Map<String, Allocation> bound = new HashMap<>();
         for (List<JobState> group : List.of(shares, waiting)) {
             for (JobState j : group) {
                 Allocation a = answer.get(j.id());
-                if (a == null && group == shares) {
+                if (a == null && group == shares && !preempt) {
                     cluster.rollback(mark);
                     return null;
                 }
@@ -686,6 +727,11 @@ public final class Scheduler {
     /** Releases a running job's GPUs and banks its run time. */
     private void stop(JobState job, long nowMs) {
         cluster.release(job.allocation);
+        stopReleased(job, nowMs);
+    }
+
+    /** As {@link #stop}, for a job whose GPUs the cluster no longer holds for it (a re-pack released them). */
+    private void stopReleased(JobState job, long nowMs) {
         ledger.charge(job.spec().tenant(), -job.gpuUnits(), -chargedMemory(job.allocation));
         job.attainedBeforeMs += nowMs - job.runStartMs;
         job.runStartMs = -1;
@@ -697,6 +743,16 @@ public final class Scheduler {
 
     private void requeue(JobState job, long nowMs) {
         stop(job, nowMs);
+        enqueueAgain(job, nowMs);
+    }
+
+    /** As {@link #requeue}, for a job whose GPUs a re-pack released and gave to others. */
+    private void requeueReleased(JobState job, long nowMs) {
+        stopReleased(job, nowMs);
+        enqueueAgain(job, nowMs);
+    }
+
+    private void enqueueAgain(JobState job, long nowMs) {
         job.status = JobStatus.PENDING;
         job.queuedSinceMs = nowMs;
         job.waitedBeforeQueueMs = job.waitedMs;

@@ -23,7 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * with the pending jobs, the answer is bound through the engine's rules all or nothing for the shares, and
  * shares that keep their GPU are not counted as moved. A scripted placer stands in (the real ones are tested
  * with re-packs in the optimize module). One T4 node with 2 GPUs; the spread policy puts two half-GPU shares
- * on different GPUs, so a whole-GPU job finds none free.
+ * on different GPUs, so a whole-GPU job finds none free. With {@code preempt}, a share the answer leaves out is
+ * preempted, but only when that allocates more.
  */
 class RepackTest {
     private static final class Scripted implements BatchPlacer {
@@ -41,7 +42,7 @@ class RepackTest {
         public Map<String, Allocation> plan(Batch batch) {
             seen.add(batch);
             // what the placer sees: the shares it is given off their GPUs
-            for (String id : batch.required()) {
+            for (String id : batch.start().keySet()) {
                 GpuGrant was = batch.start().get(id).grants().getFirst();
                 assertThat(batch.cluster().node(was.node()).isFullyFree(was.gpu())).isTrue();
             }
@@ -176,6 +177,91 @@ class RepackTest {
         assertThat(gpuOf(s, "b")).isEqualTo(bWas);
         assertThat(gpuOf(s, "a")).isEqualTo(bWas);
         assertThat(s.job("c").status()).isEqualTo(JobStatus.RUNNING);
+        assertNoGpuOvercommitted(s);
+    }
+
+    @Test
+    void withPreemptAShareTheAnswerLeavesOutIsPreemptedAndWaitsAgainWithItsServiceKept() {
+        // a (800) strands 200 on its GPU and b (500) 500: leaving a out lets whole-GPU c start, 1,500 allocated instead of 1,300
+        Scheduler s = stranded(800);
+        int aWas = gpuOf(s, "a"), bWas = gpuOf(s, "b");
+        Scripted placer = new Scripted(b -> Map.of("b", on("b", bWas, false), "c", on("c", aWas, true)));
+        Scheduler.RepackResult r = s.repack(placer, 0, true, 5_000);
+        BatchPlacer.Batch batch = placer.seen.getFirst();
+        assertThat(batch.required()).as("with preempt no share is required").isEmpty();
+        assertThat(batch.start().keySet()).containsExactlyInAnyOrder("a", "b");
+        assertThat(r.preempted()).containsExactly("a");
+        assertThat(r.started()).containsExactly("c");
+        assertThat(r.moved()).as("a preemption is not a migration").isZero();
+        JobState a = s.job("a");
+        assertThat(a.status()).isEqualTo(JobStatus.PENDING);
+        assertThat(a.allocation()).isNull();
+        assertThat(a.preemptions()).isEqualTo(1);
+        assertThat(a.attainedMs(5_000)).as("its run so far is kept").isEqualTo(5_000);
+        assertThat(s.pendingJobs()).extracting(JobState::id).containsExactly("a");
+        assertThat(gpuOf(s, "b")).isEqualTo(bWas);
+        assertThat(s.job("c").status()).isEqualTo(JobStatus.RUNNING);
+        assertThat(s.cluster().usedMilli()).isEqualTo(1500);
+        assertNoGpuOvercommitted(s);
+        // the next round finds no room for a: it waits
+        s.schedule(5_000);
+        assertThat(s.job("a").status()).isEqualTo(JobStatus.PENDING);
+        assertNoGpuOvercommitted(s);
+    }
+
+    @Test
+    void withPreemptAnAnswerThatAllocatesLessOrNoMoreChangesNothing() {
+        Scheduler s = stranded(500);
+        int aWas = gpuOf(s, "a"), bWas = gpuOf(s, "b");
+        long version = s.cluster().version();
+        // b left out, nothing started: 500 instead of 1,000
+        assertThat(s.repack(new Scripted(b -> Map.of("a", on("a", aWas, false))), 0, true, 1)).isEqualTo(Scheduler.RepackResult.NOTHING);
+        // both shares out for whole-GPU c: 1,000 as before, two preemptions for nothing
+        assertThat(s.repack(new Scripted(b -> Map.of("c", on("c", aWas, true))), 0, true, 2)).isEqualTo(Scheduler.RepackResult.NOTHING);
+        assertThat(gpuOf(s, "a")).isEqualTo(aWas);
+        assertThat(gpuOf(s, "b")).isEqualTo(bWas);
+        assertThat(s.job("a").preemptions()).isZero();
+        assertThat(s.job("b").preemptions()).isZero();
+        assertThat(s.job("c").status()).isEqualTo(JobStatus.PENDING);
+        assertThat(s.cluster().version()).isEqualTo(version);
+        assertNoGpuOvercommitted(s);
+    }
+
+    @Test
+    void withoutPreemptTheSameAnswerThatLeavesAShareOutChangesNothing() {
+        Scheduler s = stranded(800);
+        int aWas = gpuOf(s, "a"), bWas = gpuOf(s, "b");
+        Scripted placer = new Scripted(b -> Map.of("b", on("b", bWas, false), "c", on("c", aWas, true)));
+        assertThat(s.repack(placer, 0, false, 1)).isEqualTo(Scheduler.RepackResult.NOTHING);
+        assertThat(placer.seen.getFirst().required()).containsExactlyInAnyOrder("a", "b");
+        assertThat(s.job("a").status()).isEqualTo(JobStatus.RUNNING);
+        assertThat(s.job("a").preemptions()).isZero();
+        assertThat(gpuOf(s, "a")).isEqualTo(aWas);
+        assertThat(s.job("c").status()).isEqualTo(JobStatus.PENDING);
+        assertNoGpuOvercommitted(s);
+    }
+
+    @Test
+    void aDriverThatHoldsPreemptedJobsHasARepacksPreemptionHeldToo() {
+        Scheduler s = stranded(800);
+        s.holdPreemptedJobs("stopping");
+        int aWas = gpuOf(s, "a"), bWas = gpuOf(s, "b");
+        s.repack(new Scripted(b -> Map.of("b", on("b", bWas, false), "c", on("c", aWas, true))), 0, true, 1);
+        assertThat(s.job("a").status()).isEqualTo(JobStatus.PENDING);
+        assertThat(s.job("a").holdReason()).isEqualTo("stopping");
+    }
+
+    @Test
+    void aWaitingWholeGpuJobTakesAnotherIdleGpuSoThatARunningShareNeedNotMove() {
+        // the answer puts whole-GPU c on b's GPU and b on a's (a preempted): any idle T4 serves c as well, so b stays
+        Scheduler s = stranded(800);
+        int aWas = gpuOf(s, "a"), bWas = gpuOf(s, "b");
+        Scheduler.RepackResult r = s.repack(new Scripted(b -> Map.of("b", on("b", aWas, false), "c", on("c", bWas, true))), 0, true, 1);
+        assertThat(r.preempted()).containsExactly("a");
+        assertThat(r.started()).containsExactly("c");
+        assertThat(r.moved()).isZero();
+        assertThat(gpuOf(s, "b")).isEqualTo(bWas);
+        assertThat(gpuOf(s, "c")).isEqualTo(aWas);
         assertNoGpuOvercommitted(s);
     }
 

@@ -139,6 +139,16 @@ public final class BatchProblem {
         return false;
     }
 
+    /** Whether the start placement places job j (for a re-pack: a running share). */
+    public boolean inStart(int j) { return start.containsKey(jobs.get(j).id()); }
+
+    /** Jobs of the start placement that this placement leaves out (a re-pack's preemptions). */
+    public int leftOut(Map<String, io.gpupool.engine.state.Allocation> placement) {
+        int n = 0;
+        for (String id : start.keySet()) if (!placement.containsKey(id)) n++;
+        return n;
+    }
+
     /** A known feasible placement that places every required job (where they ran), or empty. */
     public Map<String, io.gpupool.engine.state.Allocation> start() { return start; }
 

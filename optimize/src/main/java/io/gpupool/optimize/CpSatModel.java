@@ -166,13 +166,24 @@ final class CpSatModel {
         LinearExprBuilder pen = LinearExpr.newBuilder();
         for (NodeShares ns : shares.values()) pen.add(ns.opened);
         for (BoolVar u : gangNodeUse) pen.add(u);
+        // a re-pack that may preempt (start jobs not required): each start job left out weighs more than all
+        // of the rest of the penalty, so that phase 2 first keeps as many running as the value allows
+        long most = gangNodeUse.size() + 1;
+        for (NodeShares ns : shares.values()) most += ns.idleGpus.length;
+        for (JobType t : types) {
+            for (int i = 0; i < t.jobs.length; i++) {
+                if (p.inStart(t.jobs[i]) && !p.required(t.jobs[i])) pen.addTerm(t.run[i].not(), most);
+            }
+        }
         penalty = pen.build();
     }
 
     private void buildTypes() {
         for (List<Integer> group : p.byShapeClass()) {
-            // required jobs first: with "run[i] implies run[i-1]" forcing them is forcing a prefix
-            int[] jobs = group.stream().sorted(Comparator.comparingInt((Integer j) -> p.required(j) ? 0 : 1)
+            // required jobs first: with "run[i] implies run[i-1]" forcing them is forcing a prefix; then the
+            // other jobs of the start (running shares a re-pack may preempt): a type's waiting job never
+            // takes the place of its running one
+            int[] jobs = group.stream().sorted(Comparator.comparingInt((Integer j) -> p.required(j) ? 0 : p.inStart(j) ? 1 : 2)
                             .thenComparingLong(j -> -p.value(j)).thenComparingInt(j -> j))
                     .mapToInt(Integer::intValue).toArray();
             BoolVar[] run = new BoolVar[jobs.length];

@@ -52,7 +52,7 @@ public final class CpSatSolver implements Solver {
         m.model.maximize(m.value);
         // a re-pack (required jobs) starts from a feasible answer and gains mostly in phase 2, by packing the shares
         // onto fewer GPUs: it gets half the budget for phase 2 even when phase 1 proves nothing
-        boolean repack = p.hasRequired();
+        boolean repack = !p.start().isEmpty();
         Phase one = run(p, m, s, repack ? t0 + (deadline - t0) / 2 : deadline, warm.placement());
         double phase1 = (System.nanoTime() - t0) / 1e9;
         long bound = UpperBound.of(p);
@@ -74,18 +74,30 @@ public final class CpSatSolver implements Solver {
                 m.model.addGreaterOrEqual(m.value, best);
                 m.model.minimize(m.penalty);
                 Phase two = run(p, m, s, deadline, placement);
-                if (two.placement() != null && Score.of(p, two.placement()).betterThan(Score.of(p, placement))) placement = two.placement();
+                if (two.placement() != null && better(p, two.placement(), placement)) placement = two.placement();
                 detail += two.exact() && two.status() == CpSolverStatus.OPTIMAL ? "; penalty minimised" : "; penalty not proven minimal (time)";
             }
         }
         Score score = Score.of(p, placement);
-        if (warm.score().betterThan(score) || (repack && !score.betterThan(warm.score()))) {   // a re-pack moves nothing for nothing
+        if (warm.score().betterThan(score) || (repack && !better(p, placement, warm.placement()))) {   // a re-pack moves nothing for nothing
             placement = warm.placement();
             score = warm.score();
         }
         boolean proven = optimal || bound <= score.value();   // an answer that reaches the bound is optimal too
         return new SolveResult(name(), placement, score, OptionalLong.of(Math.max(bound, score.value())), proven,
                 !proven || System.nanoTime() >= deadline, (System.nanoTime() - t0) / 1e9, detail);
+    }
+
+    /**
+     * Whether placement a beats b: more value, then (a re-pack that may preempt) fewer start jobs left out, then
+     * a lower penalty ({@link Score}).
+     */
+    private static boolean better(BatchProblem p, Map<String, Allocation> a, Map<String, Allocation> b) {
+        Score sa = Score.of(p, a), sb = Score.of(p, b);
+        if (sa.value() != sb.value()) return sa.value() > sb.value();
+        int la = p.leftOut(a), lb = p.leftOut(b);
+        if (la != lb) return la < lb;
+        return sa.betterThan(sb);
     }
 
     /** The warm start when none is given: the best greedy answer (it may leave required jobs out: none are then). */

@@ -29,8 +29,10 @@ public final class SolverBatchPlacer implements BatchPlacer {
         SolveResult r = solver.solve(p, settings);
         lastBound = r.bound();
         // a re-pack never ends worse than it started, and moves nothing for nothing: an answer that leaves a
-        // required job out, or does no better than the start, gives the start back
-        if (!batch.start().isEmpty() && (!r.placement().keySet().containsAll(batch.required()) || !r.score().betterThan(Score.of(p, batch.start())))) {
+        // required job out, or does no better than the start, or preempts (leaves a start job out) for less than
+        // more value, gives the start back
+        if (!batch.start().isEmpty() && (!r.placement().keySet().containsAll(batch.required()) || !r.score().betterThan(Score.of(p, batch.start()))
+                || (p.leftOut(r.placement()) > 0 && r.score().value() <= Score.of(p, batch.start()).value()))) {
             return batch.start();
         }
         return r.placement();

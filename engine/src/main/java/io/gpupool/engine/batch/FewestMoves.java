@@ -25,7 +25,9 @@ import java.util.TreeMap;
  * them, else where the answer put it; then in each content the shares that were on that GPU keep their place,
  * the other running shares of the same kind fill the rest, and newly placed jobs last. Contents stay on GPUs
  * idle in the re-pack's state and off the GPUs that whole-GPU jobs of the answer take, so the answer stays
- * one the cluster can hold; the caller still binds it through the engine's rules.
+ * one the cluster can hold; the caller still binds it through the engine's rules. A newly placed one-GPU whole
+ * job of the answer takes whichever idle GPU of its kind is left once the contents have theirs, so that it does
+ * not push a content off the GPU it held.
  */
 public final class FewestMoves {
     private FewestMoves() {}
@@ -47,11 +49,16 @@ public final class FewestMoves {
         Map<String, Allocation> out = new LinkedHashMap<>();
         Set<Long> taken = new HashSet<>();                        // GPUs whole-GPU jobs (or unmoved contents) of the answer hold
         Map<Long, List<String>> content = new LinkedHashMap<>();  // idle GPU -> the shares the answer puts on it
+        Map<String, Long> wholes = new LinkedHashMap<>();          // newly placed one-GPU whole jobs -> the idle GPU the answer gives them
         for (Map.Entry<String, Allocation> e : answer.entrySet()) {
             JobSpec s = specs.get(e.getKey());
             GpuGrant g = e.getValue().grants().isEmpty() ? null : e.getValue().grants().getFirst();
             if (s != null && movable(s) && g != null && cluster.node(g.node()).isFullyFree(g.gpu())) {
                 content.computeIfAbsent(key(g.node(), g.gpu()), k -> new ArrayList<>()).add(e.getKey());
+            } else if (s != null && !before.containsKey(e.getKey()) && e.getValue().grants().size() == 1 && g.exclusive()
+                    && cluster.node(g.node()).isFullyFree(g.gpu())) {
+                // any idle GPU of the same kind serves it as well: it goes where no content wants to stay
+                wholes.put(e.getKey(), key(g.node(), g.gpu()));
             } else {
                 for (GpuGrant x : e.getValue().grants()) taken.add(key(x.node(), x.gpu()));
             }
@@ -112,6 +119,20 @@ public final class FewestMoves {
             target.put(from, to);
             used.add(to);
         }
+        // the whole-GPU jobs: their own GPU if no content took it, else a free idle GPU of the same kind
+        Map<String, Long> wholeAt = new HashMap<>();
+        for (Map.Entry<String, Long> w : wholes.entrySet()) {
+            Long to = used.contains(w.getValue()) ? null : w.getValue();
+            if (to == null) {
+                if (spare == null) spare = idleByKind(cluster, used);
+                List<Long> free = spare.getOrDefault(gpuKind(cluster, w.getValue()), List.of());
+                while (!free.isEmpty() && used.contains(free.getLast())) free.removeLast();
+                if (free.isEmpty()) return answer;
+                to = free.removeLast();
+            }
+            wholeAt.put(w.getKey(), to);
+            used.add(to);
+        }
         // fill each content: shares that were on its GPU stay, other running shares of the kind next, new jobs last
         Set<String> inContents = new HashSet<>();
         Map<String, java.util.ArrayDeque<String>> runningByKind = new HashMap<>();
@@ -157,7 +178,16 @@ public final class FewestMoves {
                 }
             }
         }
-        for (Map.Entry<String, Allocation> e : answer.entrySet()) if (!inContents.contains(e.getKey())) out.put(e.getKey(), e.getValue());
+        for (Map.Entry<String, Allocation> e : answer.entrySet()) {
+            if (inContents.contains(e.getKey())) continue;
+            Long at = wholeAt.get(e.getKey());
+            if (at == null) {
+                out.put(e.getKey(), e.getValue());
+            } else {
+                GpuGrant g = e.getValue().grants().getFirst();
+                out.put(e.getKey(), new Allocation(e.getKey(), List.of(List.of(new GpuGrant((int) (at >>> 20), (int) (at & 0xFFFFF), g.milli(), g.memoryMib(), true)))));
+            }
+        }
         for (Map.Entry<Long, List<String>> e : filled.entrySet()) {
             int node = (int) (e.getKey() >>> 20), gpu = (int) (e.getKey() & 0xFFFFF);
             for (String id : e.getValue()) out.put(id, new Allocation(id, List.of(List.of(new GpuGrant(node, gpu, 0, 0, false)))));

@@ -56,9 +56,11 @@ public final class InflationStudy {
 
     /**
      * What the re-packs of a run did and cost: how many ran, the running shares they took off in total, how many
-     * of those changed GPU (migrations), the most any one moved, the pending tasks they started, and their wall time.
+     * of those changed GPU (migrations), the most any one moved, the pending tasks they started, the shares they
+     * preempted (a re-pack that may preempt) and the most any one preempted, and their wall time.
      */
-    public record Repacks(int repacks, long sharesConsidered, long moved, int maxMoved, long started, double totalSeconds, double maxSeconds) {
+    public record Repacks(int repacks, long sharesConsidered, long moved, int maxMoved, long started, long preempted, int maxPreempted,
+                          double totalSeconds, double maxSeconds) {
         /** Migrations per share running at the re-pack, over all re-packs. */
         public double movedShare() { return sharesConsidered == 0 ? 0 : (double) moved / sharesConsidered; }
         public double meanSeconds() { return repacks == 0 ? 0 : totalSeconds / repacks; }
@@ -81,14 +83,24 @@ public final class InflationStudy {
 
     /** As {@link #runRepack(String, PlacementConfig, BatchPlacer, int)}, each re-pack taking off only the shares on the {@code gpus} most stranded shared GPUs (0: all). */
     public RepackRun runRepack(String label, PlacementConfig placement, BatchPlacer repacker, int every, int gpus) {
+        return runRepack(label, placement, repacker, every, gpus, false);
+    }
+
+    /**
+     * As {@link #runRepack(String, PlacementConfig, BatchPlacer, int, int)}; with {@code preempt} a re-pack may leave
+     * running shares out when that allocates more ({@link Scheduler#repack(BatchPlacer, int, boolean, long)}): they
+     * wait again, no longer counted as allocated, and start again when they fit.
+     */
+    public RepackRun runRepack(String label, PlacementConfig placement, BatchPlacer repacker, int every, int gpus, boolean preempt) {
         if (gpus < 0) throw new SpecException("inflation", "gpus", "must be >= 0, got " + gpus);
         if (every < 1) throw new SpecException("inflation", "every", "must be >= 1 task, got " + every);
         Scheduler scheduler = new Scheduler(cluster, SchedulerConfig.defaults("fair-share").withPlacement(placement));
         for (JobSpec t : tasks) scheduler.workloadProfile().observe(t);
         SplittableRandom rnd = new SplittableRandom(seed);
         long capacity = cluster.totalGpus() * 1000L;
-        long arrived = 0, allocated = 0, considered = 0, moved = 0, started = 0, nanos = 0, maxNanos = 0;
-        int nextMark = 1, repacks = 0, maxMoved = 0, sinceRepack = 0;
+        long arrived = 0, allocated = 0, considered = 0, moved = 0, started = 0, preempted = 0, nanos = 0, maxNanos = 0;
+        int nextMark = 1, repacks = 0, maxMoved = 0, maxPreempted = 0, sinceRepack = 0;
+        java.util.Map<String, Long> demandOfAll = new java.util.HashMap<>();   // every accepted task's demand
         java.util.Map<String, Long> demandOf = new java.util.HashMap<>();   // pending tasks' demand
         List<Point> points = new ArrayList<>();
         for (long i = 0; arrived * 100.0 / capacity < maxArrivedPct; i++) {
@@ -97,13 +109,14 @@ public final class InflationStudy {
             sinceRepack++;
             if (scheduler.submit(task, i).accepted()) {
                 demandOf.put(task.id(), task.gpuMilliDemand());
+                demandOfAll.put(task.id(), task.gpuMilliDemand());
                 for (String id : scheduler.schedule(i).started()) allocated += demandOf.remove(id);
             } else {
                 scheduler.forget(task.id());
             }
             if (sinceRepack >= every && !demandOf.isEmpty()) {
                 long t0 = System.nanoTime();
-                Scheduler.RepackResult r = scheduler.repack(repacker, gpus, i);
+                Scheduler.RepackResult r = scheduler.repack(repacker, gpus, preempt, i);
                 long took = System.nanoTime() - t0;
                 sinceRepack = 0;
                 repacks++;
@@ -114,13 +127,19 @@ public final class InflationStudy {
                 maxMoved = Math.max(maxMoved, r.moved());
                 started += r.started().size();
                 for (String id : r.started()) allocated += demandOf.remove(id);
+                preempted += r.preempted().size();
+                maxPreempted = Math.max(maxPreempted, r.preempted().size());
+                for (String id : r.preempted()) {   // waiting again
+                    allocated -= demandOfAll.get(id);
+                    demandOf.put(id, demandOfAll.get(id));
+                }
             }
             while (arrived * 100.0 / capacity >= nextMark * stepPct) {
                 points.add(new Point(round2(arrived * 100.0 / capacity), round2(allocated * 100.0 / arrived), round2((capacity - allocated) / 1000.0)));
                 nextMark++;
             }
         }
-        return new RepackRun(new Curve(label, points), new Repacks(repacks, considered, moved, maxMoved, started, nanos / 1e9, maxNanos / 1e9));
+        return new RepackRun(new Curve(label, points), new Repacks(repacks, considered, moved, maxMoved, started, preempted, maxPreempted, nanos / 1e9, maxNanos / 1e9));
     }
 
     /**
