@@ -106,32 +106,18 @@ public final class FewestMoves {
             used.add(to);
         }
         // the rest: the answer's own GPU if still free, else any free idle GPU of the same kind
-        Map<String, List<Long>> spare = null;
+        SpareGpus spare = new SpareGpus(cluster, used);
         for (Long from : unplaced) {
-            Long to = used.contains(from) ? null : from;
-            if (to == null) {
-                if (spare == null) spare = idleByKind(cluster, used);
-                List<Long> free = spare.getOrDefault(gpuKind(cluster, from), List.of());
-                while (!free.isEmpty() && used.contains(free.getLast())) free.removeLast();
-                if (free.isEmpty()) return answer;   // an answer that gives one GPU twice: the engine's binding refuses it
-                to = free.removeLast();
-            }
+            Long to = spare.ownOrLike(from);
+            if (to == null) return answer;   // an answer that gives one GPU twice: the engine's binding refuses it
             target.put(from, to);
-            used.add(to);
         }
         // the whole-GPU jobs: their own GPU if no content took it, else a free idle GPU of the same kind
         Map<String, Long> wholeAt = new HashMap<>();
         for (Map.Entry<String, Long> w : wholes.entrySet()) {
-            Long to = used.contains(w.getValue()) ? null : w.getValue();
-            if (to == null) {
-                if (spare == null) spare = idleByKind(cluster, used);
-                List<Long> free = spare.getOrDefault(gpuKind(cluster, w.getValue()), List.of());
-                while (!free.isEmpty() && used.contains(free.getLast())) free.removeLast();
-                if (free.isEmpty()) return answer;
-                to = free.removeLast();
-            }
+            Long to = spare.ownOrLike(w.getValue());
+            if (to == null) return answer;
             wholeAt.put(w.getKey(), to);
-            used.add(to);
         }
         // fill each content: shares that were on its GPU stay, other running shares of the kind next, new jobs last
         Set<String> inContents = new HashSet<>();
@@ -234,16 +220,42 @@ public final class FewestMoves {
         return out;
     }
 
-    private static Map<String, List<Long>> idleByKind(ClusterState cluster, Set<Long> used) {
-        Map<String, List<Long>> out = new HashMap<>();
-        for (NodeState n : cluster.nodes()) {
-            for (int g = 0; g < n.gpuCount(); g++) {
-                long k = key(n.id(), g);
-                if (n.isFullyFree(g) && n.healthy(g) && !n.cordoned() && !used.contains(k)) out.computeIfAbsent(gpuKind(cluster, k), x -> new ArrayList<>()).add(k);
-            }
+    /** The GPUs a content or a whole job may take: its own while free, else a free idle one of the same kind. */
+    private static final class SpareGpus {
+        private final ClusterState cluster;
+        private final Set<Long> used;
+        private Map<String, List<Long>> idleByKind;   // listed on first need, lowest GPU last
+
+        SpareGpus(ClusterState cluster, Set<Long> used) {
+            this.cluster = cluster;
+            this.used = used;
         }
-        for (List<Long> l : out.values()) l.sort(Comparator.reverseOrder());   // taken from the end: lowest first
-        return out;
+
+        /** {@code own} if no one uses it, else the lowest free idle GPU of its kind; marked used; null when none is left. */
+        Long ownOrLike(long own) {
+            Long to = used.contains(own) ? null : own;
+            if (to == null) {
+                if (idleByKind == null) idleByKind = idleByKind();
+                List<Long> free = idleByKind.getOrDefault(gpuKind(cluster, own), List.of());
+                while (!free.isEmpty() && used.contains(free.getLast())) free.removeLast();
+                if (free.isEmpty()) return null;
+                to = free.removeLast();
+            }
+            used.add(to);
+            return to;
+        }
+
+        private Map<String, List<Long>> idleByKind() {
+            Map<String, List<Long>> out = new HashMap<>();
+            for (NodeState n : cluster.nodes()) {
+                for (int g = 0; g < n.gpuCount(); g++) {
+                    long k = key(n.id(), g);
+                    if (n.isFullyFree(g) && n.healthy(g) && !n.cordoned() && !used.contains(k)) out.computeIfAbsent(gpuKind(cluster, k), x -> new ArrayList<>()).add(k);
+                }
+            }
+            for (List<Long> l : out.values()) l.sort(Comparator.reverseOrder());   // taken from the end: lowest first
+            return out;
+        }
     }
 
     /** Shares of one kind need the same of a GPU and may go on the same GPUs: interchangeable. */
