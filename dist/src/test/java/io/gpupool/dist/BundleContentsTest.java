@@ -144,6 +144,58 @@ class BundleContentsTest {
         assertThat(lines.get(1).split(" ")).containsExactlyInAnyOrder("--fake-device-dir", "--fake-gpus");
     }
 
+    /**
+     * A short simulate run through the launcher trains a start-up cache for its kind of run (here: synthetic trace,
+     * las) in the user's cache directory and the next run of that kind starts from it; the cache never changes what
+     * the replay prints, a failed run leaves no cache, and GPUPOOL_AOT=0 or another kind does not touch it.
+     */
+    @Test
+    void shortSimulateRunsTrainAndReuseAStartUpCachePerKindOfRun() throws Exception {
+        Path cache = tmp.resolve("user-cache");
+        Map<String, String> env = new HashMap<>();
+        env.put("JAVA_HOME", System.getProperty("java.home"));
+        env.put("XDG_CACHE_HOME", cache.toString());
+        String launcher = bundle.resolve("bin/gpupool").toString();
+        String[] las = {launcher, "simulate", "--synthetic", "2000,load=0.9", "--seed", "5", "--cluster", "4x8:A100-80GB",
+                "--policy", "las", "--quiet", "--output", "json"};
+        Path dir = cache.resolve("gpupool/aot"), lasCache = dir.resolve("simulate-replay-synthetic-las.aot");
+
+        Run training = run(tmp, env, las);
+        assertThat(training.exitCode()).as(training.stderr()).isZero();
+        assertThat(training.stderr()).as("the JVM's notes on assembling the cache are filtered out").isEmpty();
+        assertThat(fileNames(dir)).containsExactly(lasCache.getFileName().toString());
+        var trained = Files.getLastModifiedTime(lasCache);
+
+        Run cached = run(tmp, env, las);
+        assertThat(cached.exitCode()).as(cached.stderr()).isZero();
+        assertThat(cached.stdout()).isEqualTo(training.stdout()).contains("\"policy\" : \"las\"");
+        assertThat(Files.getLastModifiedTime(lasCache)).as("the second run uses the cache, it does not train again").isEqualTo(trained);
+
+        Map<String, String> off = new HashMap<>(env);
+        off.put("GPUPOOL_AOT", "0");
+        Run without = run(tmp, off, las);
+        assertThat(without.stdout()).isEqualTo(training.stdout());
+
+        String[] bad = las.clone();
+        bad[bad.length - 4] = "nope";
+        Run refused = run(tmp, env, bad);
+        assertThat(refused.exitCode()).isEqualTo(2);
+        assertThat(refused.stderr()).contains("unknown policy 'nope'");
+        assertThat(fileNames(dir)).containsExactly(lasCache.getFileName().toString());
+
+        String[] fcfs = las.clone();
+        fcfs[fcfs.length - 4] = "fcfs";
+        Run other = run(tmp, env, fcfs);
+        assertThat(other.exitCode()).as(other.stderr()).isZero();
+        assertThat(fileNames(dir)).containsExactlyInAnyOrder(lasCache.getFileName().toString(), "simulate-replay-synthetic-fcfs.aot");
+    }
+
+    private static List<String> fileNames(Path dir) throws IOException {
+        try (var files = Files.list(dir)) {
+            return files.map(f -> f.getFileName().toString()).toList();
+        }
+    }
+
     /** A directory that looks like a JDK 17 home to the launchers: a release file and a java that says 17. */
     private static Path fakeJdk17(Path home) throws IOException {
         Files.createDirectories(home.resolve("bin"));
