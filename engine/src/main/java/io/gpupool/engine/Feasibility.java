@@ -20,21 +20,20 @@ final class Feasibility {
 
     /** Null when the job can run on the empty pool, else why not. */
     static Status check(ClusterState cluster, JobSpec job, Map<String, TenantConfig> tenants) {
-        String subject = "job " + job.id() + " ";
         TenantConfig t = tenants.get(job.tenant());
         double gpus = job.gpuMilliDemand() / 1000.0;
         if (t != null && t.hasLimit() && gpus > t.limitGpus() + 1e-9) {
             long limit = Math.round(t.limitGpus() * 1000);
             return never(Resource.GPU_COMPUTE, job.gpuMilliDemand(), limit, limit,
-                    subject + "asks for " + fmt(gpus) + " GPUs but tenant " + job.tenant() + " is limited to " + fmt(t.limitGpus()));
+                    subject(job) + "asks for " + fmt(gpus) + " GPUs but tenant " + job.tenant() + " is limited to " + fmt(t.limitGpus()));
         }
         if (cluster.nodeCount() == 0) {
-            return never(Resource.NODES, job.shape().replicas(), 0, 0, subject + "cannot run: the pool has no nodes");
+            return never(Resource.NODES, job.shape().replicas(), 0, 0, subject(job) + "cannot run: the pool has no nodes");
         }
         List<String> present = cluster.modelIds();
         if (!job.allowedModels().isEmpty() && job.allowedModels().stream().noneMatch(present::contains)) {
             return never(Resource.GPU_MODEL, Status.UNKNOWN, Status.UNKNOWN, Status.UNKNOWN,
-                    subject + "no node has an allowed GPU model " + job.allowedModels() + "; the pool has " + present);
+                    subject(job) + "no node has an allowed GPU model " + job.allowedModels() + "; the pool has " + present);
         }
         int k = job.shape().gpusPerReplica();
         boolean oneDomain = job.requireNvlink() && k > 1;
@@ -62,25 +61,30 @@ final class Feasibility {
             slots += perNode * e.getValue();
         }
         if (!hostOk) {
-            String text = subject + "asks for " + job.host() + " per replica, more than any node of an allowed GPU model offers";
+            String text = subject(job) + "asks for " + job.host() + " per replica, more than any node of an allowed GPU model offers";
             return job.host().cpuMilli() > mostCpu
                     ? never(Resource.HOST_CPU, job.host().cpuMilli(), mostCpu, mostCpu, text)
                     : never(Resource.HOST_MEMORY, job.host().memoryMib(), mostHostMemory, mostHostMemory, text);
         }
         if (!job.share().isWhole() && !memOk) {
             return never(Resource.GPU_MEMORY, memNeeded, mostMemory, mostMemory,
-                    subject + "asks for " + memNeeded + " MiB on one GPU, more than any allowed GPU offers");
+                    subject(job) + "asks for " + memNeeded + " MiB on one GPU, more than any allowed GPU offers");
         }
         if (largest < k) {
             return never(oneDomain ? Resource.NVLINK : Resource.GPUS, k, largest, largest,
-                    subject + "asks for " + k + " GPUs in one replica" + (job.requireNvlink() ? " inside one NVLink domain" : "")
+                    subject(job) + "asks for " + k + " GPUs in one replica" + (job.requireNvlink() ? " inside one NVLink domain" : "")
                     + " but the largest " + (job.requireNvlink() ? "NVLink domain" : "node") + " of an allowed model has " + largest);
         }
         if (slots < job.shape().replicas()) {
             return never(Resource.NODES, job.shape().replicas(), slots, slots,
-                    subject + "asks for " + job.shape() + " GPUs but the pool can hold at most " + slots + " such replicas at once");
+                    subject(job) + "asks for " + job.shape() + " GPUs but the pool can hold at most " + slots + " such replicas at once");
         }
         return null;
+    }
+
+    /** How a refusal names the job (made only when one is: most jobs fit, and this runs at every submit). */
+    private static String subject(JobSpec job) {
+        return "job " + job.id() + " ";
     }
 
     /** A refusal for good; on the empty pool free and capacity are the same. */

@@ -56,29 +56,33 @@ public record JobSpec(
     }
 
     public JobSpec {
-        String where = "job " + id;
         if (id == null || id.isBlank()) throw new SpecException("job", "job_id", "must not be empty");
         if (tenant == null || tenant.isBlank()) tenant = "default";
         if (user == null || user.isBlank()) user = tenant;
         if (name == null) name = "";
-        if (submitTimeMs < 0) throw new SpecException(where, "submit_time", "must be >= 0, got " + submitTimeMs);
-        if (shape == null) throw new SpecException(where, "num_gpus", "must be set");
+        if (submitTimeMs < 0) throw new SpecException(where(id), "submit_time", "must be >= 0, got " + submitTimeMs);
+        if (shape == null) throw new SpecException(where(id), "num_gpus", "must be set");
         if (share == null) share = GpuShare.WHOLE_GPU;
-        GpuShare.requireOneGpuIfShared(where, "gpu_milli", "gpu_mem_mib", share.milli(), share.memoryMib(), shape.totalGpus());
+        if (shape.totalGpus() > 1 && !share.isWhole()) GpuShare.requireOneGpuIfShared(where(id), "gpu_milli", "gpu_mem_mib", share.milli(), share.memoryMib(), shape.totalGpus());
         allowedModels = Set.copyOf(allowedModels);
         if (host == null) host = HostResources.NONE;
         if (shape.totalGpus() == 0) {
             // a CPU-only job (an openb pod with num_gpu 0): it holds host resources on a GPU node, nothing else
-            if (!host.requested()) throw new SpecException(where, "num_gpus", "a job with no GPUs must ask for host CPU or memory");
-            if (!share.isWhole()) throw new SpecException(where, "gpu_milli", "a job with no GPUs takes no GPU share");
-            if (requireNvlink) throw new SpecException(where, "require_nvlink", "a job with no GPUs has no NVLink rule");
+            if (!host.requested()) throw new SpecException(where(id), "num_gpus", "a job with no GPUs must ask for host CPU or memory");
+            if (!share.isWhole()) throw new SpecException(where(id), "gpu_milli", "a job with no GPUs takes no GPU share");
+            if (requireNvlink) throw new SpecException(where(id), "require_nvlink", "a job with no GPUs has no NVLink rule");
         }
         if (runtimeEstimateMs == null) runtimeEstimateMs = OptionalLong.empty();
         if (runtimeEstimateMs.isPresent() && runtimeEstimateMs.getAsLong() <= 0) {
-            throw new SpecException(where, "runtime_estimate", "must be > 0");
+            throw new SpecException(where(id), "runtime_estimate", "must be > 0");
         }
         if (timeLimitMs == null) timeLimitMs = OptionalLong.empty();
-        if (timeLimitMs.isPresent() && timeLimitMs.getAsLong() <= 0) throw new SpecException(where, "time_limit", "must be > 0");
+        if (timeLimitMs.isPresent() && timeLimitMs.getAsLong() <= 0) throw new SpecException(where(id), "time_limit", "must be > 0");
+    }
+
+    /** How a broken rule names the job (made only when one is broken: this runs for every job of a trace). */
+    private static String where(String id) {
+        return "job " + id;
     }
 
     /** This job with another time limit (empty: none). */

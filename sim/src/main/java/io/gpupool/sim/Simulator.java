@@ -20,7 +20,6 @@ import io.gpupool.sim.metrics.SimulationResult;
 import io.gpupool.sim.trace.Trace;
 import io.gpupool.sim.trace.TraceJob;
 
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -129,12 +128,19 @@ public final class Simulator {
         final TraceJob job;
         int version;
         int[] nodes = new int[0];
+        boolean gone;   // no longer the map's entry for its id (removed or replaced): its completions are stale
 
         Active(TraceJob job) { this.job = job; }
     }
 
-    /** A completion scheduled for a run ({@code timeout}: the time limit ends it); stale when the job was preempted since (version changed). */
-    private record Completion(long atMs, long seq, String jobId, int version, boolean timeout) {}
+    /**
+     * A completion scheduled for a run ({@code timeout}: the time limit ends it); stale when the job was preempted since
+     * (version changed) or is no longer tracked. It holds its job's entry, so the heap's head is tested without a map look-up.
+     */
+    private record Completion(long atMs, long seq, Active job, int version, boolean timeout) {
+        String jobId() { return job.job.spec().id(); }
+        boolean stale() { return job.gone || job.version != version; }
+    }
 
     public SimulationResult run(List<TraceJob> jobs) {
         return run(Trace.of("trace", jobs));
@@ -159,15 +165,16 @@ public final class Simulator {
             rec.powerDown(powerDown.describe());
         }
         WorkflowGate workflows = new WorkflowGate();
-        PriorityQueue<Completion> completions = new PriorityQueue<>(
-                Comparator.comparingLong(Completion::atMs).thenComparingLong(Completion::seq));
+        // by time, then by scheduling order (one comparison, no key extractors: the heap compares at every event)
+        PriorityQueue<Completion> completions = new PriorityQueue<>((a, b) ->
+                a.atMs() != b.atMs() ? Long.compare(a.atMs(), b.atMs()) : Long.compare(a.seq(), b.seq()));
         long total = trace.stats().jobs();
         long completionSeq = 0, rounds = 0, preemptions = 0, finished = 0, lastProgress = 0;
         long now = 0;
         try (Trace.Cursor cursor = trace.open()) {
             TraceJob next = cursor.hasNext() ? cursor.next() : null;
             while (true) {
-                while (!completions.isEmpty() && isStale(completions.peek(), active)) completions.poll();
+                while (!completions.isEmpty() && completions.peek().stale()) completions.poll();
                 long tArrival = next != null ? next.spec().submitTimeMs() : Long.MAX_VALUE;
                 long tDone = completions.isEmpty() ? Long.MAX_VALUE : completions.peek().atMs();
                 long tPolicy = scheduler.nextReevaluationMs(now).orElse(Long.MAX_VALUE);
@@ -178,8 +185,8 @@ public final class Simulator {
                 rec.advanceTo(now);
                 while (!completions.isEmpty() && completions.peek().atMs() <= now) {
                     Completion c = completions.poll();
-                    Active a = active.get(c.jobId());
-                    if (a == null || a.version != c.version()) continue;
+                    if (c.stale()) continue;
+                    Active a = c.job();
                     // what it ran: all of its duration, or up to the limit that stopped it (over all its runs)
                     long ranMs = c.timeout() ? scheduler.job(c.jobId()).attainedMs(now) : a.job.durationMs();
                     scheduler.complete(c.jobId(), now);
@@ -190,24 +197,25 @@ public final class Simulator {
                     rec.completed(s, o, a.nodes);
                     workflows.completed(a.job, scheduler);
                     onJobDone.accept(o);
-                    active.remove(c.jobId());
+                    untrack(active, c.jobId());
                     scheduler.forget(c.jobId());
                     finished++;
                 }
                 while (next != null && next.spec().submitTimeMs() <= now) {
                     JobSpec s = next.spec();
                     String never = workflows.refusal(next, active.keySet());
-                    active.put(s.id(), new Active(next));   // before submit: the oracle may be asked at once
+                    Active replaced = active.put(s.id(), new Active(next));   // before submit: the oracle may be asked at once
+                    if (replaced != null) replaced.gone = true;
                     SubmitResult r = never == null ? scheduler.submit(s, now) : null;
                     if (r != null && r.accepted()) {
                         rec.submitted(s);
                         workflows.queued(next, scheduler);
                     } else if (r == null) {
-                        active.remove(s.id());
+                        untrack(active, s.id());
                         rec.rejected(s, never);
                         finished++;
                     } else {
-                        active.remove(s.id());
+                        untrack(active, s.id());
                         rec.rejected(s, r.reason());
                         scheduler.forget(s.id());
                         finished++;
@@ -232,7 +240,7 @@ public final class Simulator {
                     rec.runsOn(a.job.spec(), j.allocation().replicas());
                     long remaining = Math.max(1, a.job.durationMs() - j.attainedMs(now));
                     long limit = a.job.spec().timeLimitMs().orElse(Long.MAX_VALUE);
-                    completions.add(new Completion(now + Math.min(remaining, limit), completionSeq++, id, a.version, limit < remaining));
+                    completions.add(new Completion(now + Math.min(remaining, limit), completionSeq++, a, a.version, limit < remaining));
                 }
                 if (power != null) power.afterRound(now);
                 rec.instantDone();
@@ -259,9 +267,10 @@ public final class Simulator {
         return Math.min(job.durationMs(), job.spec().timeLimitMs().orElse(Long.MAX_VALUE));
     }
 
-    private static boolean isStale(Completion c, Map<String, Active> active) {
-        Active a = active.get(c.jobId());
-        return a == null || a.version != c.version();
+    /** Stops tracking the job: its entry leaves the map and its pending completions turn stale. */
+    private static void untrack(Map<String, Active> active, String id) {
+        Active a = active.remove(id);
+        if (a != null) a.gone = true;
     }
 
     /** The node of each replica (a replica sits on one node). */

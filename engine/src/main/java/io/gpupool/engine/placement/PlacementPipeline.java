@@ -260,11 +260,12 @@ public final class PlacementPipeline {
     }
 
     private List<GpuGrant> grant(CycleState cycle, ReplicaDemand demand, NodeState n, int[] gpus) {
-        List<GpuGrant> grants = new ArrayList<>(gpus.length);
-        for (int g : gpus) {
-            grants.add(new GpuGrant(n.id(), g, demand.exclusive() ? 1000 : demand.milli(),
-                    demand.memoryOn(n.model(), n.memoryCapacityMib()), demand.exclusive()));
+        GpuGrant[] each = new GpuGrant[gpus.length];
+        for (int i = 0; i < gpus.length; i++) {
+            each[i] = new GpuGrant(n.id(), gpus[i], demand.exclusive() ? 1000 : demand.milli(),
+                    demand.memoryOn(n.model(), n.memoryCapacityMib()), demand.exclusive());
         }
+        List<GpuGrant> grants = List.of(each);   // unmodifiable already: the Allocation keeps it without a copy
         cycle.cluster().apply(grants);
         if (demand.host().requested()) cycle.cluster().takeHost(n.id(), demand.host());
         cycle.gangNodes.add(n.id());
@@ -300,7 +301,9 @@ public final class PlacementPipeline {
         if (nodes.isEmpty()) return new ReplicaChoice(-1, null, reasons, 0);
         if (nodes.size() == 1) return new ReplicaChoice(nodes.getFirst(), choices.getFirst(), reasons, 1);
         int size = nodes.size();
-        double[] total = weightedScores(cycle, demand, nodes.stream().map(cluster::node).toList(), choices);
+        List<NodeState> candidates = new ArrayList<>(size);
+        for (int id : nodes) candidates.add(cluster.node(id));
+        double[] total = weightedScores(cycle, demand, candidates, choices);
         int best = 0;
         for (int i = 1; i < size; i++) if (total[i] > total[best] + 1e-9) best = i;
         return new ReplicaChoice(nodes.get(best), choices.get(best), reasons, size);

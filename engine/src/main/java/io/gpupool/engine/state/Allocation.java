@@ -13,7 +13,7 @@ import java.util.List;
  */
 public record Allocation(String jobId, List<List<GpuGrant>> replicas, HostResources hostPerReplica, List<Integer> replicaNodes) {
     public Allocation {
-        replicas = replicas.stream().map(List::copyOf).toList();
+        replicas = copyOfEach(replicas);
         if (hostPerReplica == null) hostPerReplica = HostResources.NONE;
         if (replicaNodes == null) {
             List<Integer> nodes = new ArrayList<>(replicas.size());
@@ -32,6 +32,14 @@ public record Allocation(String jobId, List<List<GpuGrant>> replicas, HostResour
                 throw new IllegalArgumentException("job " + jobId + ": replica " + r + " has grants off its node " + replicaNodes.get(r));
             }
         }
+    }
+
+    /** An unmodifiable copy of each replica's grants (no copy of one already unmodifiable), in an unmodifiable list; a loop, not a stream: every start makes one. */
+    @SuppressWarnings("unchecked")
+    private static List<List<GpuGrant>> copyOfEach(List<List<GpuGrant>> replicas) {
+        List<GpuGrant>[] copies = new List[replicas.size()];
+        for (int r = 0; r < copies.length; r++) copies[r] = List.copyOf(replicas.get(r));
+        return List.of(copies);
     }
 
     /** An allocation whose replicas all hold GPUs: each replica's node is its grants' node. */

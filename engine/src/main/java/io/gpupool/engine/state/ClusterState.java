@@ -29,6 +29,9 @@ public final class ClusterState {
     private final Map<String, CapacityIndex> indexByModel = new LinkedHashMap<>();
     private final Map<String, GpuModel> models = new LinkedHashMap<>();
     private final Map<NodeShape, Integer> shapes = new LinkedHashMap<>();
+    // indexByModel's keys and values as lists, remade when a node of a new model is added (every placement reads them)
+    private List<String> modelIds = List.of();
+    private List<CapacityIndex> allIndexes = List.of();
     private long[] journalNode = new long[64];
     private int[] journalMilli = new int[64];
     private long[] journalMem = new long[64];
@@ -76,6 +79,10 @@ public final class ClusterState {
         models.putIfAbsent(model.id(), model);
         shapes.merge(NodeShape.of(n), 1, Integer::sum);
         n.index = indexByModel.computeIfAbsent(model.id(), k -> new CapacityIndex(maxGpusPerNode));
+        if (indexByModel.size() != modelIds.size()) {
+            modelIds = List.copyOf(indexByModel.keySet());
+            allIndexes = List.copyOf(indexByModel.values());
+        }
         n.index.update(n);
         bumpVersion();
         maxCpuMilliPerNode = Math.max(maxCpuMilliPerNode, spec.cpuMilli());
@@ -401,6 +408,7 @@ public final class ClusterState {
     }
 
     private List<CapacityIndex> indexesOf(Collection<String> modelIds) {
+        if (modelIds == this.modelIds) return allIndexes;   // every model (a job that names none): no look-ups
         List<CapacityIndex> idx = new ArrayList<>(modelIds.size());
         for (String m : modelIds) {
             CapacityIndex ci = indexByModel.get(m);
@@ -409,8 +417,8 @@ public final class ClusterState {
         return idx;
     }
 
-    /** Model IDs present in the pool. */
+    /** Model IDs present in the pool, in the order their first nodes were added (an unmodifiable list, kept until a new model comes). */
     public List<String> modelIds() {
-        return List.copyOf(indexByModel.keySet());
+        return modelIds;
     }
 }

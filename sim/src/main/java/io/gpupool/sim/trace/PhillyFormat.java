@@ -40,18 +40,22 @@ public final class PhillyFormat implements TraceFormat {
     /** {@code YYYY-MM-DD HH:MM:SS} as epoch milliseconds (UTC), checked field by field. */
     static long timestampMs(Row row, String column) {
         String v = row.required(column);
-        String rule = "must be a time YYYY-MM-DD HH:MM:SS, got '" + v + "'";
         if (v.length() != 19 || v.charAt(4) != '-' || v.charAt(7) != '-' || (v.charAt(10) != ' ' && v.charAt(10) != 'T')
                 || v.charAt(13) != ':' || v.charAt(16) != ':') {
-            throw row.error(column, rule);
+            throw row.error(column, badTime(v));
         }
         int year = digits(v, 0, 4), month = digits(v, 5, 7), day = digits(v, 8, 10);
         int hour = digits(v, 11, 13), minute = digits(v, 14, 16), second = digits(v, 17, 19);
         if (year < 0 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)
                 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) {
-            throw row.error(column, rule);
+            throw row.error(column, badTime(v));
         }
         return ((epochDay(year, month, day) * 24 + hour) * 60 + minute) * 60_000L + second * 1000L;
+    }
+
+    /** The rule a bad timestamp breaks (made only when one is bad: this runs for every row). */
+    private static String badTime(String v) {
+        return "must be a time YYYY-MM-DD HH:MM:SS, got '" + v + "'";
     }
 
     private static int daysInMonth(int year, int month) {
