@@ -225,13 +225,16 @@ public final class Simulator {
                 if (power != null) power.beforeRound(now);
                 RoundResult round = scheduler.schedule(now);
                 rounds++;
-                preemptions += round.preempted().size();
-                for (String id : round.preempted()) {
-                    Active a = active.get(id);
+                // indexed loops over the round's lists: no iterator per instant
+                List<String> preempted = round.preempted(), started = round.started();
+                preemptions += preempted.size();
+                for (int k = 0; k < preempted.size(); k++) {
+                    Active a = active.get(preempted.get(k));
                     a.version++;
                     rec.preempted(a.job.spec(), a.nodes);
                 }
-                for (String id : round.started()) {
+                for (int k = 0; k < started.size(); k++) {
+                    String id = started.get(k);
                     Active a = active.get(id);
                     JobState j = scheduler.job(id);
                     a.version++;

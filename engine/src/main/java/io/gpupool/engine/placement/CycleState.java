@@ -19,6 +19,7 @@ public final class CycleState {
     private final Set<Long> excludedGpus;
     private final Set<Long> onlyGpus;   // null: any GPU not excluded
     final List<Integer> gangNodes = new ArrayList<>();
+    private int[] counts = new int[0];   // scratch of a GPU policy, reused over the nodes one placement visits
 
     public CycleState(ClusterState cluster, JobSpec job, WorkloadProfile profile, Set<Long> excludedGpus) {
         this(cluster, job, profile, excludedGpus, null);
@@ -52,4 +53,14 @@ public final class CycleState {
     public List<Integer> gangNodes() { return gangNodes; }
 
     public static Set<Long> newGpuSet() { return new HashSet<>(); }
+
+    /**
+     * Zeroed counts, at least {@code size} long, for a GPU policy's work on one node: the same buffer for every node a
+     * placement visits (a GPU policy is done with it when it returns), so a visit allocates none.
+     */
+    public int[] scratchCounts(int size) {
+        if (counts.length < size) return counts = new int[Math.max(size, 2 * counts.length)];
+        java.util.Arrays.fill(counts, 0, size, 0);
+        return counts;
+    }
 }

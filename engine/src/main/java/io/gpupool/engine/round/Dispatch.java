@@ -52,7 +52,7 @@ final class Dispatch {
     private final Map<String, Status> failedShapes = new HashMap<>();
     private final Set<ShapeOfTenant> noVictims = new HashSet<>();
     private boolean noLaterJobPreempts;             // a job earlier in the order might preempt nothing (LATER_JOBS_MAY_PREEMPT_LESS)
-    private final Map<String, Set<Long>> fencedBehindReservation = new HashMap<>();   // fence key -> its GPUs and the EASY reservation's
+    private Map<String, Set<Long>> fencedBehindReservation;   // fence key -> its GPUs and the EASY reservation's; made on first use (most rounds have none)
     private PreemptionPlanner planner;
     private EasyReservation reservation;
     private Map<Status, Status> backfillRefusals;   // placement refusal -> the same behind this round's reservation
@@ -285,6 +285,7 @@ final class Dispatch {
     private CycleState cycle(JobState job, Fence fence, Set<Long> excluded) {
         Set<Long> out = excluded;
         if (!fence.excluded().isEmpty()) {
+            if (excluded != null && fencedBehindReservation == null) fencedBehindReservation = new HashMap<>();
             out = excluded == null ? fence.excluded() : fencedBehindReservation.computeIfAbsent(fence.key(), k -> {
                 Set<Long> both = new HashSet<>(fence.excluded());
                 both.addAll(excluded);

@@ -107,7 +107,15 @@ public final class FairnessWindows {
      * by weight. Writes into {@code fair} for the first {@code count} tenants of {@code active}.
      */
     public static void waterFill(double capacity, int[] active, int count, long[] demand, double[] weight, double[] fair) {
-        int[] order = sortedByRatio(active, count, demand, weight);
+        waterFill(capacity, active, count, demand, weight, fair, new int[count]);
+    }
+
+    /**
+     * As {@link #waterFill(double, int[], int, long[], double[], double[])}, ordering the tenants in {@code order} (at least
+     * {@code count} long; its contents are overwritten): the recorder water-fills at every instant and reuses one buffer.
+     */
+    public static void waterFill(double capacity, int[] active, int count, long[] demand, double[] weight, double[] fair, int[] order) {
+        sortByRatio(active, count, demand, weight, order);
         double left = capacity, wLeft = 0;
         for (int k = 0; k < count; k++) wLeft += weight[active[k]];
         for (int k = 0; k < count; k++) {
@@ -124,15 +132,15 @@ public final class FairnessWindows {
         }
     }
 
-    /** Tenants by demand / weight, ascending (insertion sort: a handful of tenants, called at every event). */
-    private static int[] sortedByRatio(int[] active, int count, long[] demand, double[] weight) {
-        int[] order = java.util.Arrays.copyOf(active, count);
+    /** Tenants by demand / weight, ascending, into {@code order} (insertion sort: a handful of tenants, called at every event). */
+    private static void sortByRatio(int[] active, int count, long[] demand, double[] weight, int[] order) {
+        System.arraycopy(active, 0, order, 0, count);
         if (count > 64) {
             Integer[] boxed = new Integer[count];
             for (int k = 0; k < count; k++) boxed[k] = order[k];
             java.util.Arrays.sort(boxed, (a, b) -> Double.compare(demand[a] / weight[a], demand[b] / weight[b]));
             for (int k = 0; k < count; k++) order[k] = boxed[k];
-            return order;
+            return;
         }
         for (int k = 1; k < count; k++) {
             int t = order[k];
@@ -144,6 +152,5 @@ public final class FairnessWindows {
             }
             order[m + 1] = t;
         }
-        return order;
     }
 }

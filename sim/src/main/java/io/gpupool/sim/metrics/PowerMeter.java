@@ -80,8 +80,10 @@ public final class PowerMeter {
     /** A run starts now on these grants (every replica's). */
     void runStarted(String jobId, List<List<GpuGrant>> replicas, long nowMs) {
         double busy = 0, dynamic = 0;
-        for (List<GpuGrant> replica : replicas) {
-            for (GpuGrant g : replica) {
+        for (int r = 0; r < replicas.size(); r++) {   // indexed: no iterators at every start
+            List<GpuGrant> replica = replicas.get(r);
+            for (int i = 0; i < replica.size(); i++) {
+                GpuGrant g = replica.get(i);
                 GpuModel m = gpuModel(cluster.node(g.node()), g.gpu());
                 busy += g.milli() / 1000.0 * model.busyWatts(m);
                 dynamic += g.milli() / 1000.0 * model.dynamicWatts(m);

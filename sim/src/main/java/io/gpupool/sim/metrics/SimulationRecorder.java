@@ -48,6 +48,7 @@ public final class SimulationRecorder {
     private double[] tenantFairContended = new double[8];
     private double[] tenantEnergyJ = new double[8];
     private int[] active = new int[8];
+    private int[] fillOrder = new int[8];   // water-filling's scratch, as long as active
     private int activeCount;
     private boolean demandChanged;
 
@@ -193,7 +194,8 @@ public final class SimulationRecorder {
                 else fair[t] = 0;
             }
             activeCount = k;
-            FairnessWindows.waterFill(totalMilli, active, activeCount, demand, weight, fair);
+            if (fillOrder.length < active.length) fillOrder = new int[active.length];
+            FairnessWindows.waterFill(totalMilli, active, activeCount, demand, weight, fair, fillOrder);
             demandChanged = false;
         }
     }

@@ -18,7 +18,8 @@ final class WholeGpuChooser {
         int count = n.gpuCount();
         int domains = n.domainCount();
         // free GPUs per NVLink domain; GPUs without NVLink are singleton groups (slot domains + g)
-        int[] freeIn = new int[domains + count];
+        int groups = domains + count;
+        int[] freeIn = cycle.scratchCounts(groups);
         int total = 0;
         for (int g = 0; g < count; g++) {
             if (!n.isFullyFree(g) || cycle.excluded(n.id(), g)) continue;
@@ -27,7 +28,7 @@ final class WholeGpuChooser {
         }
         if (total < k) return null;
         int best = -1;
-        for (int grp = 0; grp < freeIn.length; grp++) {
+        for (int grp = 0; grp < groups; grp++) {
             if (freeIn[grp] >= k && (best < 0 || freeIn[grp] < freeIn[best])) best = grp;
         }
         int[] out = new int[k];
@@ -40,10 +41,10 @@ final class WholeGpuChooser {
         }
         if (d.requireNvlink() && k > 1) return null;
         // span as few groups as possible: largest groups first
-        boolean[] used = new boolean[freeIn.length];
+        boolean[] used = new boolean[groups];
         while (taken < k) {
             int grp = -1;
-            for (int i = 0; i < freeIn.length; i++) if (!used[i] && freeIn[i] > 0 && (grp < 0 || freeIn[i] > freeIn[grp])) grp = i;
+            for (int i = 0; i < groups; i++) if (!used[i] && freeIn[i] > 0 && (grp < 0 || freeIn[i] > freeIn[grp])) grp = i;
             used[grp] = true;
             for (int g = 0; g < count && taken < k; g++) {
                 if (n.isFullyFree(g) && !cycle.excluded(n.id(), g) && group(n, g, domains) == grp) out[taken++] = g;
