@@ -128,18 +128,18 @@ public final class Simulator {
         final TraceJob job;
         int version;
         int[] nodes = new int[0];
-        boolean gone;   // no longer the map's entry for its id (removed or replaced): its completions are stale
 
         Active(TraceJob job) { this.job = job; }
     }
 
     /**
      * A completion scheduled for a run ({@code timeout}: the time limit ends it); stale when the job was preempted since
-     * (version changed) or is no longer tracked. It holds its job's entry, so the heap's head is tested without a map look-up.
+     * (its version moved on). It holds its job's entry, so the heap's head is tested without a map look-up; an entry
+     * leaves the map only when its job ends or is refused, and then no completion of its current version is pending.
      */
     private record Completion(long atMs, long seq, Active job, int version, boolean timeout) {
         String jobId() { return job.job.spec().id(); }
-        boolean stale() { return job.gone || job.version != version; }
+        boolean stale() { return job.version != version; }
     }
 
     public SimulationResult run(List<TraceJob> jobs) {
@@ -197,25 +197,26 @@ public final class Simulator {
                     rec.completed(s, o, a.nodes);
                     workflows.completed(a.job, scheduler);
                     onJobDone.accept(o);
-                    untrack(active, c.jobId());
+                    active.remove(c.jobId());
                     scheduler.forget(c.jobId());
                     finished++;
                 }
                 while (next != null && next.spec().submitTimeMs() <= now) {
                     JobSpec s = next.spec();
                     String never = workflows.refusal(next, active.keySet());
-                    Active replaced = active.put(s.id(), new Active(next));   // before submit: the oracle may be asked at once
-                    if (replaced != null) replaced.gone = true;
+                    // before submit: the oracle may be asked at once; a job of the same id still tracked keeps its entry
+                    // (the scheduler refuses the newcomer), so its completion still ends it
+                    boolean tracked = active.putIfAbsent(s.id(), new Active(next)) == null;
                     SubmitResult r = never == null ? scheduler.submit(s, now) : null;
                     if (r != null && r.accepted()) {
                         rec.submitted(s);
                         workflows.queued(next, scheduler);
                     } else if (r == null) {
-                        untrack(active, s.id());
+                        if (tracked) active.remove(s.id());
                         rec.rejected(s, never);
                         finished++;
                     } else {
-                        untrack(active, s.id());
+                        if (tracked) active.remove(s.id());
                         rec.rejected(s, r.reason());
                         scheduler.forget(s.id());
                         finished++;
@@ -270,11 +271,6 @@ public final class Simulator {
         return Math.min(job.durationMs(), job.spec().timeLimitMs().orElse(Long.MAX_VALUE));
     }
 
-    /** Stops tracking the job: its entry leaves the map and its pending completions turn stale. */
-    private static void untrack(Map<String, Active> active, String id) {
-        Active a = active.remove(id);
-        if (a != null) a.gone = true;
-    }
 
     /** The node of each replica (a replica sits on one node). */
     private static int[] nodesOf(JobState j) {
