@@ -16,7 +16,8 @@ public final class Columns {
         this.header = header;
         this.where = where;
         String[] names = Row.split(header);
-        for (int i = 0; i < names.length; i++) index.putIfAbsent(names[i].trim().toLowerCase(Locale.ROOT), i);
+        // interned: the formats ask by literal names, which the map then matches by identity (a look-up per cell of every row)
+        for (int i = 0; i < names.length; i++) index.putIfAbsent(names[i].trim().toLowerCase(Locale.ROOT).intern(), i);
     }
 
     public int indexOf(String column) {
