@@ -227,8 +227,8 @@ public final class JobState {
         return prediction;
     }
 
-    /** A prediction capped by the job's time limit, as {@link #predictedRuntimeMs} gives it. */
-    public long capped(long predictedMs) {
+    /** A prediction capped by the job's time limit (kept terms of jobs compute the same: FairnessTerms, RunningTerms). */
+    private long capped(long predictedMs) {
         return timeLimitMs < 0 ? predictedMs : Math.min(predictedMs, timeLimitMs);
     }
 

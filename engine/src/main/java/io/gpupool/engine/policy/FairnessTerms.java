@@ -5,16 +5,14 @@ import io.gpupool.engine.JobState;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * themis' pending jobs kept across rounds, each with the terms of its fairness ratio that stay fixed while it waits
- * (submit time, attained run time, GPUs, time limit) in arrays, and its prediction as an index into the distinct
- * prediction views of the queue ({@link RuntimePredictor#track}: jobs of one history share one). A round then computes
- * every ratio from the arrays, reading again only the views whose own version moved, where reading each job's state
- * and prediction in every round costs a cache miss or more per queued job.
+ * (submit time, attained run time, GPUs, time limit) in arrays, and its prediction as an index into the queue's
+ * {@link PredictionViews}. A round then computes every ratio from the arrays, reading again only the views whose own
+ * version moved, where reading each job's state and prediction in every round costs a cache miss or more per queued job.
  *
  * <p>The scheduler's changes ({@link QueueObserver}) are applied, in the order told, when the next queue is built, so
  * a round's own starts do not change the arrays under its walk.
@@ -29,15 +27,7 @@ final class FairnessTerms {
     private int[] viewOf = new int[16];
     private int size;
 
-    // the distinct views of the pending jobs' predictions, of `predictor`
-    private RuntimePredictor predictor;
-    private long checkedAt = RuntimePredictor.UNKNOWN_VERSION;   // the predictor's version when every view was last checked
-    private final Map<RuntimePredictor.Prediction, Integer> viewIndex = new IdentityHashMap<>();
-    private RuntimePredictor.Prediction[] views = new RuntimePredictor.Prediction[16];
-    private long[] viewVersion = new long[16], viewMs = new long[16];
-    private int[] viewUsers = new int[16];
-    private int[] freeViews = new int[16];
-    private int viewCount, freeCount;
+    private final PredictionViews views = new PredictionViews();   // the pending jobs' predictions, by viewOf
 
     void queued(JobState job) {
         changed.add(job);
@@ -56,13 +46,13 @@ final class FairnessTerms {
     JobQueue queue(PolicyContext ctx, int pendingCount, int contending, double poolGpus) {
         apply(ctx);
         if (pendingCount != size) return null;
-        if (ctx.predictor() != predictor) retrack(ctx.predictor());
-        refresh();
+        if (!views.of(ctx.predictor())) retrack(ctx.predictor());
+        views.refresh();
         long now = ctx.nowMs();
         double[] keys = new double[Math.max(1, size)];
         for (int i = 0; i < size; i++) {
-            long predicted = viewMs[viewOf[i]];
-            long runMs = limitMs[i] < 0 ? predicted : Math.min(predicted, limitMs[i]);   // as JobState#capped
+            long predicted = views.ms(viewOf[i]);
+            long runMs = limitMs[i] < 0 ? predicted : Math.min(predicted, limitMs[i]);   // as JobState capped it
             keys[i] = ThemisPolicy.rho(now, runMs, attainedMs[i], submitMs[i], gpus[i], contending, poolGpus);
         }
         return new KeyedQueue(Arrays.copyOf(jobs, Math.max(1, size)), keys, Arrays.copyOf(seqs, Math.max(1, size)), size,
@@ -88,14 +78,14 @@ final class FairnessTerms {
         attainedMs[size] = j.attainedMs(nowMs);   // a job told as queued and not told as dequeued since is pending: fixed
         limitMs[size] = j.spec().timeLimitMs().orElse(-1);
         gpus[size] = j.gpuUnits();
-        viewOf[size] = predictor == null ? -1 : use(j.prediction(predictor));
+        viewOf[size] = views.of(null) ? -1 : views.use(j);   // -1: no predictor yet (retrack makes it)
         size++;
     }
 
     private void remove(JobState j) {
         Integer at = slotOf.remove(j);
         if (at == null) throw new IllegalStateException("job " + j.id() + " left a queue it was not in");
-        if (viewOf[at] >= 0) release(viewOf[at]);
+        if (viewOf[at] >= 0) views.release(viewOf[at]);
         int last = --size;
         if (at != last) {
             jobs[at] = jobs[last];
@@ -123,62 +113,7 @@ final class FairnessTerms {
 
     /** Another predictor: every job's view is made again. */
     private void retrack(RuntimePredictor p) {
-        predictor = p;
-        viewIndex.clear();
-        Arrays.fill(views, 0, viewCount, null);
-        viewCount = 0;
-        freeCount = 0;
-        for (int i = 0; i < size; i++) viewOf[i] = use(jobs[i].prediction(p));
-    }
-
-    /** The index of a view, counting one more job on it; a new view is read now. */
-    private int use(RuntimePredictor.Prediction view) {
-        Integer known = viewIndex.get(view);
-        if (known != null) {
-            viewUsers[known]++;
-            return known;
-        }
-        int k;
-        if (freeCount > 0) k = freeViews[--freeCount];
-        else {
-            if (viewCount == views.length) {
-                int n = 2 * viewCount;
-                views = Arrays.copyOf(views, n);
-                viewVersion = Arrays.copyOf(viewVersion, n);
-                viewMs = Arrays.copyOf(viewMs, n);
-                viewUsers = Arrays.copyOf(viewUsers, n);
-                freeViews = Arrays.copyOf(freeViews, n);
-            }
-            k = viewCount++;
-        }
-        views[k] = view;
-        viewUsers[k] = 1;
-        read(k, predictor.version());
-        viewIndex.put(view, k);
-        return k;
-    }
-
-    private void release(int k) {
-        if (--viewUsers[k] > 0) return;
-        viewIndex.remove(views[k]);
-        views[k] = null;
-        freeViews[freeCount++] = k;
-    }
-
-    /** Reads again the views whose answer may have changed since they were read: none while the predictor's version stands. */
-    private void refresh() {
-        long version = predictor.version();
-        if (version != RuntimePredictor.UNKNOWN_VERSION && version == checkedAt) return;
-        for (int k = 0; k < viewCount; k++) {
-            if (views[k] == null) continue;
-            long own = version == RuntimePredictor.UNKNOWN_VERSION ? RuntimePredictor.UNKNOWN_VERSION : views[k].version();
-            if (own == RuntimePredictor.UNKNOWN_VERSION || own != viewVersion[k]) read(k, version);
-        }
-        checkedAt = version;
-    }
-
-    private void read(int k, long predictorVersion) {
-        viewVersion[k] = predictorVersion == RuntimePredictor.UNKNOWN_VERSION ? RuntimePredictor.UNKNOWN_VERSION : views[k].version();
-        viewMs[k] = views[k].ms();
+        views.reset(p);
+        for (int i = 0; i < size; i++) viewOf[i] = views.use(jobs[i]);
     }
 }
