@@ -21,6 +21,10 @@ import java.util.Collection;
  * next); smaller jobs that fit in a 1/N share gain on larger ones. rho grows while a job waits, and the top job that
  * does not fit gets an EASY reservation (backfill), so no job waits for ever. Unlike Themis, no leases and no
  * preemption: a running job keeps its GPUs until it ends.
+ *
+ * <p>The order moves with time, so it is computed every round; the terms of each queued job that stay fixed while it
+ * waits are kept across rounds ({@link FairnessTerms}, told of the queue's changes as a {@link QueueObserver}), so a
+ * round reads no job's state.
  */
 public final class ThemisPolicy implements QueuePolicy, QueueObserver {
     private final PolicyTraits traits;
