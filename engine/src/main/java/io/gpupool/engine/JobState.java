@@ -16,6 +16,7 @@ public final class JobState {
     private final JobSpec spec;
     private final long seq;
     private final double gpuUnits;   // of the spec, read per queued job in every round of a keyed order (qssf, themis)
+    private final long timeLimitMs;  // of the spec, -1: none (read with every prediction)
     JobStatus status = JobStatus.PENDING;
     Allocation allocation;
     long attainedBeforeMs;
@@ -36,6 +37,7 @@ public final class JobState {
     private RuntimePredictor predictedBy;   // the predictor whose view of this job `prediction` is
     private RuntimePredictor.Prediction prediction;
     private long predictedAtVersion = RuntimePredictor.UNKNOWN_VERSION;   // the predictor's version predictedMs is of
+    private long predictionVersion = RuntimePredictor.UNKNOWN_VERSION;    // and the view's own version it is of
     private long predictedMs;
     String capGroup;   // the group whose cap this job counts against (Scheduler.capConcurrency), or null
     String holdReason; // non-null while the job is held (Scheduler.hold): it stays queued but is not placed
@@ -67,6 +69,7 @@ public final class JobState {
     JobState(JobSpec spec, long seq, long nowMs, RoundNote round) {
         this.spec = spec;
         this.gpuUnits = spec.gpuMilliDemand() / 1000.0;
+        this.timeLimitMs = spec.timeLimitMs().orElse(-1);
         this.seq = seq;
         this.queuedSinceMs = nowMs;
         this.round = round;
@@ -196,19 +199,37 @@ public final class JobState {
      * there, so it cannot run longer); the predictor's view of it is made once ({@link RuntimePredictor#track}).
      */
     public long predictedRuntimeMs(RuntimePredictor predictor) {
+        RuntimePredictor.Prediction view = prediction(predictor);
+        // the answer stands while the predictor's version does (rounds of arrivals ask every queued job again), and
+        // after it moved while the view's own version stands (a completion changes only the jobs of its groups)
+        long version = predictor.version();
+        if (version != RuntimePredictor.UNKNOWN_VERSION && version == predictedAtVersion) return predictedMs;
+        long own = version == RuntimePredictor.UNKNOWN_VERSION ? RuntimePredictor.UNKNOWN_VERSION : view.version();
+        if (own != RuntimePredictor.UNKNOWN_VERSION && own == predictionVersion) {
+            predictedAtVersion = version;
+            return predictedMs;
+        }
+        long ms = capped(view.ms());
+        predictedAtVersion = version;
+        predictionVersion = own;
+        predictedMs = ms;
+        return ms;
+    }
+
+    /** The predictor's live view of this job's uncapped prediction ({@link RuntimePredictor#track}), made once per predictor. */
+    public RuntimePredictor.Prediction prediction(RuntimePredictor predictor) {
         if (predictor != predictedBy) {
             prediction = predictor.track(spec);
             predictedBy = predictor;
             predictedAtVersion = RuntimePredictor.UNKNOWN_VERSION;
+            predictionVersion = RuntimePredictor.UNKNOWN_VERSION;
         }
-        // the answer stands while the predictor's version does (rounds of arrivals ask every queued job again)
-        long version = predictor.version();
-        if (version != RuntimePredictor.UNKNOWN_VERSION && version == predictedAtVersion) return predictedMs;
-        long ms = prediction.ms();
-        ms = spec.timeLimitMs().isPresent() ? Math.min(ms, spec.timeLimitMs().getAsLong()) : ms;
-        predictedAtVersion = version;
-        predictedMs = ms;
-        return ms;
+        return prediction;
+    }
+
+    /** A prediction capped by the job's time limit (kept terms of jobs compute the same: FairnessTerms, RunningTerms). */
+    private long capped(long predictedMs) {
+        return timeLimitMs < 0 ? predictedMs : Math.min(predictedMs, timeLimitMs);
     }
 
     /** Shares one string among the jobs of a shape, so that memos keyed on it compare by identity first. */

@@ -294,6 +294,7 @@ public final class Scheduler {
         job.firstStartMs = startedMs;
         ledger.charge(spec.tenant(), job.gpuUnits(), chargedMemory(job.allocation));
         if (policy instanceof RunObserver o) o.runStarted(job);
+        round.runStarted(job);
         profile.observe(spec);
         return SubmitResult.accepted(spec.id());
     }
@@ -722,6 +723,7 @@ public final class Scheduler {
         caps.started(job);
         ledger.charge(job.spec().tenant(), job.gpuUnits(), chargedMemory(a));
         if (policy instanceof RunObserver o) o.runStarted(job);
+        round.runStarted(job);
     }
 
     /** Releases a running job's GPUs and banks its run time. */
@@ -738,6 +740,7 @@ public final class Scheduler {
         job.allocation = null;
         running.remove(job.id());
         caps.stopped(job);
+        round.runEnded(job);
         if (policy instanceof RunObserver o) o.runEnded(job);
     }
 

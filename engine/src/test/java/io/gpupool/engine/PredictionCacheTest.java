@@ -13,10 +13,10 @@ import static io.gpupool.engine.TestPools.job;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A job's prediction, kept while the predictor's version stands, is at every moment what the predictor answers now
- * (capped by the job's time limit): over random histories of completions the history predictor learns from, with
- * jobs that share a user and name, a user, or nothing; and a predictor that cannot tell when it changed is asked
- * every time.
+ * A job's prediction, kept while the predictor's version stands and then while its own view's version does (only the
+ * histories it reads learned nothing), is at every moment what the predictor answers now (capped by the job's time
+ * limit): over random histories of completions the history predictor learns from, with jobs that share a user and
+ * name, a user, or nothing; and a predictor that cannot tell when it changed is asked every time.
  */
 class PredictionCacheTest {
     @Test

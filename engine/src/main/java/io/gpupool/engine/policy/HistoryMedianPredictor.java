@@ -12,8 +12,9 @@ import java.util.Map;
  */
 public final class HistoryMedianPredictor implements RuntimePredictor {
     static final int WINDOW = 64;
-    private final Map<String, RecentRunTimes> history = new HashMap<>();
-    private final RecentRunTimes global = new RecentRunTimes(WINDOW);
+    private final Map<String, History> history = new HashMap<>();
+    private final Map<String, Learned> views = new HashMap<>();   // by user-and-name key: those jobs share one answer
+    private final History global = new History();
     private final long defaultMs;
     private long observations;
 
@@ -26,26 +27,21 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
     @Override
     public long predictMs(JobSpec job) {
         if (job.runtimeEstimateMs().isPresent()) return job.runtimeEstimateMs().getAsLong();
-        RecentRunTimes r = history.get(userNameKey(job));
-        if (r == null || r.size() == 0) r = history.get(userKey(job));
-        if (r == null || r.size() == 0) r = global;
-        return r.size() == 0 ? defaultMs : Math.max(1, r.median());
+        History r = history.get(userNameKey(job));
+        if (r == null || r.times.size() == 0) r = history.get(userKey(job));
+        if (r == null || r.times.size() == 0) r = global;
+        return r.times.size() == 0 ? defaultMs : Math.max(1, r.times.median());
     }
 
-    /** The job's groups resolved once: the same answer as {@link #predictMs}, without building keys each time. */
+    /**
+     * The job's groups resolved once: the same answer as {@link #predictMs}, without building keys each time. Jobs of
+     * one user and name share one view, whose {@link Prediction#version()} moves only when the history it reads learns.
+     */
     @Override
     public Prediction track(JobSpec job) {
-        if (job.runtimeEstimateMs().isPresent()) {
-            long estimate = job.runtimeEstimateMs().getAsLong();
-            return () -> estimate;
-        }
+        if (job.runtimeEstimateMs().isPresent()) return new Estimate(job.runtimeEstimateMs().getAsLong());
         // an empty group answers as a missing one does, so creating the groups now changes no prediction
-        RecentRunTimes byName = history.computeIfAbsent(userNameKey(job), k -> new RecentRunTimes(WINDOW));
-        RecentRunTimes byUser = history.computeIfAbsent(userKey(job), k -> new RecentRunTimes(WINDOW));
-        return () -> {
-            RecentRunTimes r = byName.size() > 0 ? byName : byUser.size() > 0 ? byUser : global;
-            return r.size() == 0 ? defaultMs : Math.max(1, r.median());
-        };
+        return views.computeIfAbsent(userNameKey(job), k -> new Learned(group(k), group(userKey(job))));
     }
 
     @Override
@@ -57,12 +53,62 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
     public void observe(JobSpec job, long runMs) {
         if (runMs <= 0) return;
         observations++;
-        history.computeIfAbsent(userNameKey(job), k -> new RecentRunTimes(WINDOW)).add(runMs);
-        history.computeIfAbsent(userKey(job), k -> new RecentRunTimes(WINDOW)).add(runMs);
-        global.add(runMs);
+        group(userNameKey(job)).learn(runMs, observations);
+        group(userKey(job)).learn(runMs, observations);
+        global.learn(runMs, observations);
+    }
+
+    private History group(String key) {
+        return history.computeIfAbsent(key, k -> new History());
     }
 
     private static String userNameKey(JobSpec j) { return "un\u0000" + j.user() + "\u0000" + j.name(); }
 
     private static String userKey(JobSpec j) { return "u\u0000" + j.user(); }
+
+    /** One group's recent run times, and the observation at which it last learned (0: never, and then it is empty). */
+    private static final class History {
+        final RecentRunTimes times = new RecentRunTimes(WINDOW);
+        long learnedAt;
+
+        void learn(long runMs, long observation) {
+            times.add(runMs);
+            learnedAt = observation;
+        }
+    }
+
+    /** A job's own estimate: it never changes. */
+    private record Estimate(long ms) implements Prediction {
+        @Override public long version() { return 0; }
+    }
+
+    /**
+     * The answer of the first non-empty group of name, user, everyone. Its version is the observation at which the
+     * group it reads last learned: the answer changes only when that group learns or an earlier, empty one gets its
+     * first run time, and either sets that group's mark to the newest observation, above every mark before.
+     */
+    private final class Learned implements Prediction {
+        private final History byName, byUser;
+
+        Learned(History byName, History byUser) {
+            this.byName = byName;
+            this.byUser = byUser;
+        }
+
+        private History read() {
+            // a group has run times once it has learned (learnedAt > 0): the choice reads no run times
+            return byName.learnedAt > 0 ? byName : byUser.learnedAt > 0 ? byUser : global;
+        }
+
+        @Override
+        public long ms() {
+            History r = read();
+            return r.times.size() == 0 ? defaultMs : Math.max(1, r.times.median());
+        }
+
+        @Override
+        public long version() {
+            return read().learnedAt;
+        }
+    }
 }

@@ -22,17 +22,29 @@ final class KeyedQueue extends IndexHeap implements JobQueue {
     private int count;      // entries in jobs/keys
 
     KeyedQueue(Collection<JobState> pending, ToDoubleFunction<JobState> key, boolean descending) {
-        super(pending.size());
+        this(pending.toArray(new JobState[Math.max(1, pending.size())]), null, null, pending.size(), key, descending);
+    }
+
+    /**
+     * A queue of {@code jobs[0..count)} whose keys (and arrival orders) a caller that keeps them across rounds has
+     * filled ({@code keys} null: computed here by {@code key}, which also keys a requeued job); the arrays become the queue's.
+     */
+    KeyedQueue(JobState[] jobs, double[] keys, long[] seqs, int count, ToDoubleFunction<JobState> key, boolean descending) {
+        super(count);
         this.key = key;
         this.descending = descending;
-        jobs = pending.toArray(new JobState[Math.max(1, pending.size())]);
-        keys = new double[jobs.length];
-        seqs = new long[jobs.length];
-        count = pending.size();
-        for (int i = 0; i < count; i++) {
-            keys[i] = key.applyAsDouble(jobs[i]);
-            seqs[i] = jobs[i].seq();
+        this.jobs = jobs;
+        this.count = count;
+        if (keys == null) {
+            keys = new double[jobs.length];
+            seqs = new long[jobs.length];
+            for (int i = 0; i < count; i++) {
+                keys[i] = key.applyAsDouble(jobs[i]);
+                seqs[i] = jobs[i].seq();
+            }
         }
+        this.keys = keys;
+        this.seqs = seqs;
         heapify();
     }
 

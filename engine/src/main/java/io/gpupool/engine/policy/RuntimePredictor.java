@@ -36,5 +36,15 @@ public interface RuntimePredictor {
     @FunctionalInterface
     interface Prediction {
         long ms();
+
+        /**
+         * A number that changes whenever {@link #ms()} may have changed, or {@link #UNKNOWN_VERSION}: finer than the
+         * predictor's {@link RuntimePredictor#version()}, so that a prediction read once stays valid while only other
+         * jobs' histories learn (a completion changes the predictions of the jobs of its own groups). Jobs whose answer
+         * is always the same may share one view.
+         */
+        default long version() {
+            return UNKNOWN_VERSION;
+        }
     }
 }

@@ -21,9 +21,14 @@ import java.util.Collection;
  * next); smaller jobs that fit in a 1/N share gain on larger ones. rho grows while a job waits, and the top job that
  * does not fit gets an EASY reservation (backfill), so no job waits for ever. Unlike Themis, no leases and no
  * preemption: a running job keeps its GPUs until it ends.
+ *
+ * <p>The order moves with time, so it is computed every round; the terms of each queued job that stay fixed while it
+ * waits are kept across rounds ({@link FairnessTerms}, told of the queue's changes as a {@link QueueObserver}), so a
+ * round reads no job's state.
  */
-public final class ThemisPolicy implements QueuePolicy {
+public final class ThemisPolicy implements QueuePolicy, QueueObserver {
     private final PolicyTraits traits;
+    private final FairnessTerms terms = new FairnessTerms();   // the queue's fixed terms, kept across rounds
 
     /** Its one setting is the depth of backfill behind the reserved top job. */
     public ThemisPolicy(BackfillArgs args) {
@@ -34,19 +39,29 @@ public final class ThemisPolicy implements QueuePolicy {
 
     @Override public PolicyTraits traits() { return traits; }
 
+    @Override public void queued(JobState job) { terms.queued(job); }
+
+    @Override public void dequeued(JobState job) { terms.dequeued(job); }
+
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
         int contending = pending.size() + ctx.running().size();
         double poolGpus = ctx.cluster().totalMilli() / 1000.0;
-        return JobQueue.byKey(pending, j -> rho(ctx, j, contending, poolGpus), true);
+        JobQueue kept = terms.queue(ctx, pending.size(), contending, poolGpus);
+        return kept != null ? kept : JobQueue.byKey(pending, j -> rho(ctx, j, contending, poolGpus), true);
     }
 
     /** The job's finish-time fairness ratio at {@code ctx.nowMs()} (see the class comment). */
     static double rho(PolicyContext ctx, JobState j, int contending, double poolGpus) {
-        long runMs = ctx.expectedRuntimeMs(j);
-        long remainingMs = Math.max(0, runMs - j.attainedMs(ctx.nowMs()));
-        double shared = Math.max(0, ctx.nowMs() - j.spec().submitTimeMs()) + (double) remainingMs;
-        double alone = runMs * Math.max(1.0, poolGpus > 0 ? j.gpuUnits() * contending / poolGpus : 1.0);
+        long now = ctx.nowMs();
+        return rho(now, ctx.expectedRuntimeMs(j), j.attainedMs(now), j.spec().submitTimeMs(), j.gpuUnits(), contending, poolGpus);
+    }
+
+    /** rho of a job predicted to run {@code runMs} (capped by its time limit), from its terms: the one expression both paths compute. */
+    static double rho(long nowMs, long runMs, long attainedMs, long submitMs, double gpus, int contending, double poolGpus) {
+        long remainingMs = Math.max(0, runMs - attainedMs);
+        double shared = Math.max(0, nowMs - submitMs) + (double) remainingMs;
+        double alone = runMs * Math.max(1.0, poolGpus > 0 ? gpus * contending / poolGpus : 1.0);
         return shared / alone;
     }
 }

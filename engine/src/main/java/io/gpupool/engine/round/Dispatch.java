@@ -125,7 +125,7 @@ final class Dispatch {
                 r.jobs.unreached("queued behind " + job.id() + " (strict FCFS)");
                 break;
             } else if (traits.blocking() == BlockingMode.BACKFILL) {
-                reservation = EasyReservation.reserve(ctx, job, fence, r.jobs.running(), r.pipeline, r.profile, r.reservations);
+                reservation = EasyReservation.reserve(ctx, job, fence, r.jobs.running(), r.runningTerms, r.pipeline, r.profile, r.reservations);
                 if (reservation != null) {
                     reservedHead = job;
                     headRefusal = reason;

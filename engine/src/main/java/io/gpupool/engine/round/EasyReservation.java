@@ -31,7 +31,7 @@ record EasyReservation(String jobId, long atMs, Set<Long> gpus) {
      * gone (outside the GPUs its {@code fence} keeps it off). Running jobs are released in order of expected end, and the job is placed again only when a released
      * job leaves a node that could now hold one of its replicas; the cluster is left as it was.
      */
-    static EasyReservation reserve(PolicyContext ctx, JobState job, Fence fence, Collection<JobState> running, PlacementPipeline pipeline,
+    static EasyReservation reserve(PolicyContext ctx, JobState job, Fence fence, Collection<JobState> running, RunningTerms terms, PlacementPipeline pipeline,
                                    WorkloadProfile profile, ReservationMemo memo) {
         boolean memoizable = pipeline.dependsOnlyOnClusterState();
         if (memoizable) {
@@ -40,7 +40,7 @@ record EasyReservation(String jobId, long atMs, Set<Long> gpus) {
         }
         ClusterState cluster = ctx.cluster();
         long version = cluster.version();
-        ExpectedEnds ends = new ExpectedEnds(running, ctx);
+        ExpectedEnds ends = new ExpectedEnds(running, terms, ctx);
         ReplicaDemand demand = ReplicaDemand.of(job.spec());
         int mark = cluster.checkpoint();
         try {

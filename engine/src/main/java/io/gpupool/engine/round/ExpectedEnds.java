@@ -22,17 +22,26 @@ final class ExpectedEnds {
     private final long clampedEndMs;
     private long nextUnclampedEndMs = Long.MAX_VALUE;
 
-    ExpectedEnds(Collection<JobState> running, PolicyContext ctx) {
+    /** The ends of the running jobs the terms keep, or, when they do not keep exactly {@code running}, computed from each job. */
+    ExpectedEnds(Collection<JobState> running, RunningTerms terms, PolicyContext ctx) {
         long now = ctx.nowMs();
         clampedEndMs = now + MIN_REMAINING_MS;
-        jobs = running.toArray(new JobState[0]);
-        end = new long[jobs.length];
-        long[] seq = new long[jobs.length];
-        for (int i = 0; i < jobs.length; i++) {
-            end[i] = now + Math.max(MIN_REMAINING_MS, ctx.expectedRuntimeMs(jobs[i]) - jobs[i].attainedMs(now));
-            seq[i] = jobs[i].seq();
-            if (end[i] > clampedEndMs) nextUnclampedEndMs = Math.min(nextUnclampedEndMs, end[i]);
+        long[] seq;
+        if (terms.size() == running.size()) {
+            jobs = new JobState[terms.size()];
+            end = new long[jobs.length];
+            seq = new long[jobs.length];
+            terms.fill(ctx, jobs, end, seq);
+        } else {
+            jobs = running.toArray(new JobState[0]);
+            end = new long[jobs.length];
+            seq = new long[jobs.length];
+            for (int i = 0; i < jobs.length; i++) {
+                end[i] = now + Math.max(MIN_REMAINING_MS, ctx.expectedRuntimeMs(jobs[i]) - jobs[i].attainedMs(now));
+                seq[i] = jobs[i].seq();
+            }
         }
+        for (long e : end) if (e > clampedEndMs) nextUnclampedEndMs = Math.min(nextUnclampedEndMs, e);
         order = new EndOrder(end, seq);
     }
 

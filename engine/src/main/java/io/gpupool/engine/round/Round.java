@@ -28,6 +28,7 @@ public final class Round {
     final RoundJobs jobs;
     final FailureMemo failures = new FailureMemo();
     final ReservationMemo reservations = new ReservationMemo();
+    final RunningTerms runningTerms = new RunningTerms();   // the running jobs' expected ends, kept for EASY reservations
     final IdleGpuCounts idleGpus = new IdleGpuCounts();   // the preemption planner's counts, buffers reused between rounds
     private final SettledMemo settled = new SettledMemo();
     private final SettledBackfill settledBackfill = new SettledBackfill();
@@ -91,6 +92,16 @@ public final class Round {
     /** Full rounds whose walk stopped once only refusals were left (tests). */
     public long walksStopped() {
         return walksStopped;
+    }
+
+    /** A job started running (also one restored as running), its run's start and the run time before it set. */
+    public void runStarted(JobState job) {
+        runningTerms.started(job);
+    }
+
+    /** A running job stopped (ended, or preempted), before it is queued again. */
+    public void runEnded(JobState job) {
+        runningTerms.ended(job);
     }
 
     /** A job was queued. */
