@@ -15,7 +15,11 @@ import java.util.List;
  * nodes' idle GPUs, counting those only the released jobs hold, cannot hold every replica, no placement can succeed.
  * The jobs released are a range of the preemption planner's victim list (from its first still-listed entry): the counts
  * are kept per prefix of that range while the cluster is unchanged, so a round's blocked jobs, each asking for a prefix,
- * share one count of the list. One instance serves the rounds of one scheduler (its buffers are reused).
+ * share one count of the list. One instance serves the rounds of one scheduler (its buffers are reused), and the counts
+ * outlive the round: the next round's list, at the same cluster version, usually begins with the same jobs (rounds of
+ * arrivals), and a prefix row counted for jobs at the same places, each in the same run, is that round's row too (the
+ * version pins every allocation and GPU's health). A round trusts a kept row only once it has seen its own list hold
+ * those jobs; at the first difference it counts again.
  */
 final class IdleGpuCounts {
     private ClusterState cluster;
@@ -27,16 +31,21 @@ final class IdleGpuCounts {
     private int[] idleAt = new int[0];     // row i (nodes wide): idle GPUs per node with victims[from, from + i) gone
     private long version = -1;
     private int from, counted;
+    private JobState[] countedJobs = new JobState[0];   // victims[from + i] when row i + 1 was counted, and its run
+    private int[] countedRuns = new int[0];
+    private int seen;              // rows [0, seen] hold for this round's list: its entries match countedJobs up to there
 
     /** A new round's victim list (in the planner's order) with each entry's preemption count when listed. */
     void begin(ClusterState cluster, JobState[] victims, int[] runOf) {
         // a cluster only gains nodes, so the same cluster with as many nodes has the same GPUs per node
         boolean sameLayout = cluster == this.cluster && nodes == cluster.nodeCount();
+        if (cluster != this.cluster) version = -1;
         this.cluster = cluster;
         this.victims = victims;
         this.runOf = runOf;
-        this.version = -1;
+        seen = 0;
         if (!sameLayout) {
+            version = -1;
             nodes = cluster.nodeCount();
             firstGpu = new int[nodes + 1];
             for (int n = 0; n < nodes; n++) firstGpu[n + 1] = firstGpu[n] + cluster.node(n).gpuCount();
@@ -52,8 +61,17 @@ final class IdleGpuCounts {
         int perReplica = job.spec().shape().gpusPerReplica();
         if (perReplica == 0 || !job.spec().share().isWhole()) return true;
         if (cluster.version() != version || from != this.from) restart(from);
-        while (this.from + counted < to) countNext();
-        int row = (to - from) * nodes;
+        int need = to - from;
+        while (seen < counted && seen < need) {
+            int i = from + seen;
+            if (victims[i] == countedJobs[seen] && runOf[i] == countedRuns[seen]) {
+                seen++;
+            } else {
+                restart(from);   // counted for other jobs from here on (and `left` holds all of them): count again
+            }
+        }
+        while (counted < need) countNext();
+        int row = need * nodes;
         int replicas = 0, needed = job.spec().shape().replicas();
         for (int n = 0; n < nodes; n++) {
             replicas += idleAt[row + n] / perReplica;
@@ -66,6 +84,7 @@ final class IdleGpuCounts {
         version = cluster.version();
         this.from = from;
         counted = 0;
+        seen = 0;
         if (idleAt.length < nodes) idleAt = new int[Math.max(nodes, 16 * nodes)];
         for (int n = 0; n < nodes; n++) {
             NodeState node = cluster.node(n);
@@ -80,7 +99,13 @@ final class IdleGpuCounts {
         System.arraycopy(idleAt, row - nodes, idleAt, row, nodes);
         int i = from + counted;
         JobState v = victims[i];
-        counted++;
+        if (countedJobs.length <= counted) {
+            countedJobs = Arrays.copyOf(countedJobs, Math.max(16, 2 * counted));
+            countedRuns = Arrays.copyOf(countedRuns, countedJobs.length);
+        }
+        countedJobs[counted] = v;
+        countedRuns[counted] = runOf[i];
+        seen = ++counted;
         if (v.status() != JobStatus.RUNNING || v.preemptions() != runOf[i]) return;   // not a candidate: holds nothing it was listed with
         for (List<GpuGrant> replica : v.allocation().replicas()) {
             for (GpuGrant g : replica) {
