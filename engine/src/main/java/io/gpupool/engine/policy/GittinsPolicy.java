@@ -5,6 +5,7 @@ import io.gpupool.engine.JobState;
 import java.util.Comparator;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.function.Predicate;
 
 /**
  * Gittins-index scheduling with a service distribution learned online (Tiresias' dlas-gpu-gittins, NSDI'19): no
@@ -106,6 +107,18 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
             lowestRunning = Double.POSITIVE_INFINITY;
             for (JobState j : ctx.running()) lowestRunning = Math.min(lowestRunning, indexOf(t, j, levelOf(j, now)));
         }
+        return (a, b) -> {   // each job's level worked out once per comparison
+            int la = levelOf(a, now), lb = levelOf(b, now);
+            int c = Double.compare(-indexOf(t, a, la), -indexOf(t, b, lb));
+            if (c != 0) return c;
+            c = Integer.compare(la, lb);
+            return c != 0 ? c : Long.compare(a.spec().submitTimeMs(), b.spec().submitTimeMs());
+        };
+    }
+
+    /** {@link #standingOrder}'s order as the chain of comparators it stands for (a test compares the two). */
+    Comparator<JobState> standingOrderChained(long now) {
+        ServiceHistory.Table t = table;
         return Comparator.comparingDouble((JobState j) -> -indexOf(t, j, levelOf(j, now)))
                 .thenComparingInt(j -> levelOf(j, now))
                 .thenComparingLong(j -> j.spec().submitTimeMs());
@@ -123,6 +136,12 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
     @Override
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
         return indexNow(ctx, victim) < indexNow(ctx, job);
+    }
+
+    @Override
+    public Predicate<JobState> victimsOf(PolicyContext ctx, JobState job) {
+        double index = indexNow(ctx, job);
+        return victim -> indexNow(ctx, victim) < index;
     }
 
     /** Lowest index first (the allowed victims of any job come first), then the cheapest; {@link #runningInVictimOrder} keeps the running jobs in it. */

@@ -5,6 +5,7 @@ import io.gpupool.engine.JobState;
 import java.util.Comparator;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.function.Predicate;
 
 /**
  * Discretized 2D-LAS (Tiresias, NSDI'19): no prior knowledge of run times. A job's queue is set by its
@@ -94,6 +95,13 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption, 
     @Override
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
         return queueOf(victim, ctx.nowMs(), thresholds) > queueOf(job, ctx.nowMs(), thresholds);
+    }
+
+    @Override
+    public Predicate<JobState> victimsOf(PolicyContext ctx, JobState job) {
+        long now = ctx.nowMs();
+        int queue = queueOf(job, now, thresholds);
+        return victim -> queueOf(victim, now, thresholds) > queue;
     }
 
     @Override

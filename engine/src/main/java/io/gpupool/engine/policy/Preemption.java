@@ -5,6 +5,7 @@ import io.gpupool.engine.JobState;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * Which running jobs a job that does not fit may stop, and in what order they are taken. Implemented by the
@@ -32,6 +33,14 @@ public interface Preemption {
 
     /** Whether {@code victim} (running, preemptible) may be stopped so that {@code job} can start. */
     boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim);
+
+    /**
+     * {@link #mayPreempt} for one job, asked of many victims in one plan: a policy works out once what depends on the
+     * job alone (its index, queue or remaining time). Must answer exactly as {@link #mayPreempt} at the same instant.
+     */
+    default Predicate<JobState> victimsOf(PolicyContext ctx, JobState job) {
+        return victim -> mayPreempt(ctx, job, victim);
+    }
 
     /**
      * Whether {@code victim} may be taken for {@code job} on top of the victims already {@code chosen} for it in

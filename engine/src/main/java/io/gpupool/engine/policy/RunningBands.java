@@ -54,12 +54,17 @@ final class RunningBands {
     }
 
     /** The victim order with the key as stored: run start latest first is work lost least first. */
-    private static final Comparator<Entry> VICTIM_ORDER = Comparator.comparingDouble((Entry e) -> e.key)
-            .thenComparingInt(e -> e.job.spec().priority())
-            .thenComparing((a, b) -> Long.compare(b.runStartMs, a.runStartMs))
-            .thenComparingDouble(e -> e.job.gpuUnits())
-            .thenComparing((a, b) -> Long.compare(b.job.seq(), a.job.seq()));
-    private static final Comparator<Entry> CROSSING_ORDER = Comparator.comparingLong((Entry e) -> e.crossingMs).thenComparingLong(e -> e.job.seq());
+    private static final Comparator<Entry> VICTIM_ORDER = (a, b) -> {   // one comparison, no chain of lambdas
+        int c = Double.compare(a.key, b.key);
+        if (c == 0) c = Integer.compare(a.job.spec().priority(), b.job.spec().priority());
+        if (c == 0) c = Long.compare(b.runStartMs, a.runStartMs);
+        if (c == 0) c = Double.compare(a.job.gpuUnits(), b.job.gpuUnits());
+        return c != 0 ? c : Long.compare(b.job.seq(), a.job.seq());
+    };
+    private static final Comparator<Entry> CROSSING_ORDER = (a, b) -> {
+        int c = Long.compare(a.crossingMs, b.crossingMs);
+        return c != 0 ? c : Long.compare(a.job.seq(), b.job.seq());
+    };
 
     private final Bands bands;
     private final Map<JobState, Entry> entries = new IdentityHashMap<>();

@@ -5,6 +5,7 @@ import io.gpupool.model.SpecException;
 
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * Clairvoyant shortest-remaining-time-first, a reference bound only a simulator can run: at every event,
@@ -43,6 +44,12 @@ public final class SrtfOraclePolicy implements QueuePolicy, StandingOrder, Preem
     @Override
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
         return remainingMs(ctx, victim) > remainingMs(ctx, job);
+    }
+
+    @Override
+    public Predicate<JobState> victimsOf(PolicyContext ctx, JobState job) {
+        long remaining = remainingMs(ctx, job);
+        return victim -> remainingMs(ctx, victim) > remaining;
     }
 
     @Override

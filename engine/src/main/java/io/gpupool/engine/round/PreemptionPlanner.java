@@ -11,6 +11,7 @@ import io.gpupool.engine.state.ClusterState;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * Chooses which running jobs to stop so a job can start: victims the policy allows, cheapest first,
@@ -116,6 +117,7 @@ final class PreemptionPlanner {
     /** Up to {@value #MAX_CANDIDATES} allowed victims, cheapest first, still in the run they were listed in. */
     private List<JobState> cheapest(JobState job) {
         List<JobState> out = new ArrayList<>();
+        Predicate<JobState> allowed = policy.victimsOf(ctx, job);
         for (int i = first; (i < listed || listNext()) && out.size() < MAX_CANDIDATES; i++) {
             JobState v = byCost[i];
             boolean sameRun = v.status() == JobStatus.RUNNING && v.preemptions() == runOf[i];
@@ -123,7 +125,7 @@ final class PreemptionPlanner {
                 if (i == first) first++;
                 continue;
             }
-            if (policy.mayPreempt(ctx, job, v)) {
+            if (allowed.test(v)) {
                 out.add(v);
                 end = i + 1;
             } else if (allowedVictimsComeFirst) break;

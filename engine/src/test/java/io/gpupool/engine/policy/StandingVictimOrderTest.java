@@ -23,7 +23,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * before the job does; for gittins, index tables that change as jobs finish) each must equal the plain computation at
  * every instant asked: the running jobs sorted by the policy's {@link Preemption#victimOrder}, and a scan of every
  * running job for its next crossing and its highest queue or lowest index. The instants include the crossings
- * themselves and the milliseconds around them, where a stored queue would first go stale.
+ * themselves and the milliseconds around them, where a stored queue would first go stale. Each policy's
+ * {@link Preemption#victimsOf} (the job's side worked out once per plan) must answer as its mayPreempt for every pending
+ * or running job against every running one, and gittins' standing order (one comparison) as the chain of comparators
+ * it stands for.
  */
 class StandingVictimOrderTest {
 
@@ -88,6 +91,15 @@ class StandingVictimOrderTest {
         List<JobState> sorted = new ArrayList<>(s.runningJobs());
         sorted.sort(policy.victimOrder(ctx));
         assertThat(policy.runningInVictimOrder(ctx)).as(what).containsExactlyElementsOf(sorted);
+        // each plan asks victimsOf once per job; it must answer as mayPreempt for every victim
+        List<JobState> jobs = new ArrayList<>(s.pendingJobs());
+        jobs.addAll(s.runningJobs());
+        for (JobState job : jobs) {
+            java.util.function.Predicate<JobState> victims = policy.victimsOf(ctx, job);
+            for (JobState v : s.runningJobs()) {
+                assertThat(victims.test(v)).as(what + ": " + job.id() + " may preempt " + v.id()).isEqualTo(policy.mayPreempt(ctx, job, v));
+            }
+        }
         if (policy instanceof LasPolicy las) {
             assertThat(las.nextReevaluationMs(ctx)).as(what).isEqualTo(las.nextCrossingScanned(ctx));
             int highest = 0;
@@ -99,8 +111,14 @@ class StandingVictimOrderTest {
             assertThat(gittins.nextReevaluationMs(ctx)).as(what).isEqualTo(gittins.nextCrossingScanned(ctx));
             double lowest = Double.POSITIVE_INFINITY;
             for (JobState j : s.runningJobs()) lowest = Math.min(lowest, gittins.indexNow(ctx, j));
-            gittins.standingOrder(ctx);
+            java.util.Comparator<JobState> order = gittins.standingOrder(ctx), chained = gittins.standingOrderChained(now);
             assertThat(gittins.lowestRunning).as(what).isEqualTo(lowest);
+            for (JobState a : jobs) {
+                for (JobState b : jobs) {
+                    assertThat(Integer.signum(order.compare(a, b))).as(what + ": " + a.id() + " vs " + b.id())
+                            .isEqualTo(Integer.signum(chained.compare(a, b)));
+                }
+            }
         }
     }
 
