@@ -5,7 +5,6 @@ import io.gpupool.engine.JobState;
 import java.util.Comparator;
 import java.util.List;
 import java.util.OptionalLong;
-import java.util.function.Predicate;
 
 /**
  * Gittins-index scheduling with a service distribution learned online (Tiresias' dlas-gpu-gittins, NSDI'19): no
@@ -138,10 +137,15 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
         return indexNow(ctx, victim) < indexNow(ctx, job);
     }
 
+    /** The index: the keys {@link RunningBands} keeps for its list, else worked out per job. */
     @Override
-    public Predicate<JobState> victimsOf(PolicyContext ctx, JobState job) {
-        double index = indexNow(ctx, job);
-        return victim -> indexNow(ctx, victim) < index;
+    public VictimRanks victimRanks(PolicyContext ctx, List<JobState> inVictimOrder) {
+        double[] kept = running.keysOf(inVictimOrder);
+        return new VictimRanks() {
+            @Override public double rankAt(int i) { return kept != null ? kept[i] : indexNow(ctx, inVictimOrder.get(i)); }
+
+            @Override public double boundOf(JobState job) { return indexNow(ctx, job); }
+        };
     }
 
     /** Lowest index first (the allowed victims of any job come first), then the cheapest; {@link #runningInVictimOrder} keeps the running jobs in it. */

@@ -5,7 +5,6 @@ import io.gpupool.engine.JobState;
 import java.util.Comparator;
 import java.util.List;
 import java.util.OptionalLong;
-import java.util.function.Predicate;
 
 /**
  * Discretized 2D-LAS (Tiresias, NSDI'19): no prior knowledge of run times. A job's queue is set by its
@@ -97,11 +96,16 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption, 
         return queueOf(victim, ctx.nowMs(), thresholds) > queueOf(job, ctx.nowMs(), thresholds);
     }
 
+    /** Minus the queue (a lower queue may preempt a higher one): the keys {@link RunningBands} keeps for its list, else worked out per job. */
     @Override
-    public Predicate<JobState> victimsOf(PolicyContext ctx, JobState job) {
+    public VictimRanks victimRanks(PolicyContext ctx, List<JobState> inVictimOrder) {
+        double[] kept = running.keysOf(inVictimOrder);
         long now = ctx.nowMs();
-        int queue = queueOf(job, now, thresholds);
-        return victim -> queueOf(victim, now, thresholds) > queue;
+        return new VictimRanks() {
+            @Override public double rankAt(int i) { return kept != null ? kept[i] : -queueOf(inVictimOrder.get(i), now, thresholds); }
+
+            @Override public double boundOf(JobState job) { return -queueOf(job, now, thresholds); }
+        };
     }
 
     @Override

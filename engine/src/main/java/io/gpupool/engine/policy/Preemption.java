@@ -5,7 +5,6 @@ import io.gpupool.engine.JobState;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.Predicate;
 
 /**
  * Which running jobs a job that does not fit may stop, and in what order they are taken. Implemented by the
@@ -35,11 +34,23 @@ public interface Preemption {
     boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim);
 
     /**
-     * {@link #mayPreempt} for one job, asked of many victims in one plan: a policy works out once what depends on the
-     * job alone (its index, queue or remaining time). Must answer exactly as {@link #mayPreempt} at the same instant.
+     * {@link #mayPreempt} split into a rank per victim and a bound per job, for a policy whose rule compares one number
+     * of each (an index, a queue, a remaining time): {@code mayPreempt(ctx, job, v)} is exactly
+     * {@code rankAt(i) < boundOf(job)} for the i-th job {@code v} of {@code inVictimOrder}, the list
+     * {@link #runningInVictimOrder} just gave at {@code ctx}. A round's planner then ranks each victim once, however
+     * many blocked jobs walk past it. Default: none (the planner asks {@link #mayPreempt}).
      */
-    default Predicate<JobState> victimsOf(PolicyContext ctx, JobState job) {
-        return victim -> mayPreempt(ctx, job, victim);
+    default VictimRanks victimRanks(PolicyContext ctx, List<JobState> inVictimOrder) {
+        return null;
+    }
+
+    /** See {@link #victimRanks}. */
+    interface VictimRanks {
+        /** The rank of the i-th job of the list the ranks were made for. */
+        double rankAt(int i);
+
+        /** A job may preempt exactly the victims ranked below this. */
+        double boundOf(JobState job);
     }
 
     /**

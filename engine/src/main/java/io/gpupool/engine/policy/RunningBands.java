@@ -74,6 +74,7 @@ final class RunningBands {
     private long keyedAtMs = Long.MIN_VALUE;
     private boolean keysChanged;
     private List<JobState> ordered;   // a copy of byVictimOrder's jobs, null when it changed since
+    private double[] orderedKeys;     // their keys: every key change (rekey, a due job) also drops `ordered`
 
     RunningBands(Bands bands) {
         this.bands = bands;
@@ -103,8 +104,17 @@ final class RunningBands {
     /** Every running job in victim order at {@code now}; null when {@code now} is before the last query. */
     List<JobState> inVictimOrder(long now) {
         if (!keyAt(now)) return null;
-        if (ordered == null) ordered = Arrays.asList(byVictimOrder.jobs());
+        if (ordered == null) {
+            ordered = Arrays.asList(byVictimOrder.jobs());
+            orderedKeys = new double[byVictimOrder.size()];
+            for (int i = 0; i < orderedKeys.length; i++) orderedKeys[i] = byVictimOrder.get(i).key;
+        }
         return ordered;
+    }
+
+    /** The keys of the jobs of {@code list} when it is the list {@link #inVictimOrder} last gave and still stands (same positions); else null. */
+    double[] keysOf(List<JobState> list) {
+        return list == ordered ? orderedKeys : null;
     }
 
     /** The band of the first running job in victim order at {@code now}, or {@code ifNone} when none runs; null when {@code now} is before the last query. */

@@ -5,7 +5,6 @@ import io.gpupool.model.SpecException;
 
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.Predicate;
 
 /**
  * Clairvoyant shortest-remaining-time-first, a reference bound only a simulator can run: at every event,
@@ -46,10 +45,14 @@ public final class SrtfOraclePolicy implements QueuePolicy, StandingOrder, Preem
         return remainingMs(ctx, victim) > remainingMs(ctx, job);
     }
 
+    /** Minus the remaining time (a double holds every time below 2^53 ms, some 285,000 years, exactly). */
     @Override
-    public Predicate<JobState> victimsOf(PolicyContext ctx, JobState job) {
-        long remaining = remainingMs(ctx, job);
-        return victim -> remainingMs(ctx, victim) > remaining;
+    public VictimRanks victimRanks(PolicyContext ctx, List<JobState> inVictimOrder) {
+        return new VictimRanks() {
+            @Override public double rankAt(int i) { return -(double) remainingMs(ctx, inVictimOrder.get(i)); }
+
+            @Override public double boundOf(JobState job) { return -(double) remainingMs(ctx, job); }
+        };
     }
 
     @Override

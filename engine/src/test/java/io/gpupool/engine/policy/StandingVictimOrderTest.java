@@ -24,8 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * every instant asked: the running jobs sorted by the policy's {@link Preemption#victimOrder}, and a scan of every
  * running job for its next crossing and its highest queue or lowest index. The instants include the crossings
  * themselves and the milliseconds around them, where a stored queue would first go stale. Each policy's
- * {@link Preemption#victimsOf} (the job's side worked out once per plan) must answer as its mayPreempt for every pending
- * or running job against every running one, and gittins' standing order (one comparison) as the chain of comparators
+ * {@link Preemption#victimRanks} (a rank per victim of its list, a bound per job) must answer as its mayPreempt
+ * for every pending or running job against every running one (gittins' kept ranks are the index itself), and gittins' standing order (one comparison) as the chain of comparators
  * it stands for.
  */
 class StandingVictimOrderTest {
@@ -91,14 +91,20 @@ class StandingVictimOrderTest {
         List<JobState> sorted = new ArrayList<>(s.runningJobs());
         sorted.sort(policy.victimOrder(ctx));
         assertThat(policy.runningInVictimOrder(ctx)).as(what).containsExactlyElementsOf(sorted);
-        // each plan asks victimsOf once per job; it must answer as mayPreempt for every victim
+        // a round's planner ranks each victim of the list once: rank below the job's bound must be mayPreempt
         List<JobState> jobs = new ArrayList<>(s.pendingJobs());
         jobs.addAll(s.runningJobs());
+        List<JobState> inVictimOrder = policy.runningInVictimOrder(ctx);
+        Preemption.VictimRanks ranks = policy.victimRanks(ctx, inVictimOrder);
         for (JobState job : jobs) {
-            java.util.function.Predicate<JobState> victims = policy.victimsOf(ctx, job);
-            for (JobState v : s.runningJobs()) {
-                assertThat(victims.test(v)).as(what + ": " + job.id() + " may preempt " + v.id()).isEqualTo(policy.mayPreempt(ctx, job, v));
+            double bound = ranks.boundOf(job);
+            for (int i = 0; i < inVictimOrder.size(); i++) {
+                JobState v = inVictimOrder.get(i);
+                assertThat(ranks.rankAt(i) < bound).as(what + ": " + job.id() + " may preempt " + v.id()).isEqualTo(policy.mayPreempt(ctx, job, v));
             }
+        }
+        if (policy instanceof GittinsPolicy gittins) {   // the kept keys are the index itself
+            for (int i = 0; i < inVictimOrder.size(); i++) assertThat(ranks.rankAt(i)).as(what).isEqualTo(gittins.indexNow(ctx, inVictimOrder.get(i)));
         }
         if (policy instanceof LasPolicy las) {
             assertThat(las.nextReevaluationMs(ctx)).as(what).isEqualTo(las.nextCrossingScanned(ctx));
