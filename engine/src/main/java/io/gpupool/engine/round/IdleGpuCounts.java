@@ -13,33 +13,43 @@ import java.util.List;
  * A necessary condition for placing a whole-GPU job once some running jobs are gone, by counting: every GPU selector
  * takes a whole-GPU replica as that many idle, healthy GPUs of one node ({@code NodeState.isFullyFree}), so when the
  * nodes' idle GPUs, counting those only the released jobs hold, cannot hold every replica, no placement can succeed.
- * The jobs released are a range of the preemption planner's victim list (from its first still-listed entry): the counts
- * are kept per prefix of that range while the cluster is unchanged, so a round's blocked jobs, each asking for a prefix,
- * share one count of the list. One instance serves the rounds of one scheduler (its buffers are reused), and the counts
- * outlive the round: the next round's list, at the same cluster version, usually begins with the same jobs (rounds of
- * arrivals), and a prefix row counted for jobs at the same places, each in the same run, is that round's row too (the
- * version pins every allocation and GPU's health). A round trusts a kept row only once it has seen its own list hold
- * those jobs; at the first difference it counts again.
+ * The jobs released are a range of the preemption planner's victim list (from its first still-listed entry): each
+ * victim counted is kept as the nodes where a GPU turns idle once it is gone, while the cluster is unchanged, so a
+ * round's blocked jobs, each asking for a prefix, share one count of the list. An answer moves a cursor to the prefix
+ * asked (applying or taking back those steps) that keeps, per replica size p, the replicas of p GPUs the nodes could
+ * hold: sum over nodes of idle / p. A round's asks mostly shrink the prefix a little at a time (later jobs may preempt
+ * less), so an answer costs the few steps between two prefixes, not a pass over the nodes.
+ *
+ * <p>One instance serves the rounds of one scheduler (its buffers are reused), and the counts outlive the round: the
+ * next round's list, at the same cluster version, usually begins with the same jobs (rounds of arrivals), and a step
+ * counted for a job at the same place, in the same run, is that round's step too (the version pins every allocation and
+ * GPU's health). A round trusts a kept step only once it has seen its own list hold that job there; at the first
+ * difference it counts again.
  */
 final class IdleGpuCounts {
     private ClusterState cluster;
     private JobState[] victims;
     private int[] runOf;
     private int nodes;
+    private int maxGpus;                   // the most GPUs on one node: a larger replica fits nowhere
     private int[] firstGpu = new int[1];   // per node, the index of its GPU 0 in `left`
     private int[] left = new int[0];       // per GPU: its tasks not held by the victims counted so far
-    private int[] idleAt = new int[0];     // row i (nodes wide): idle GPUs per node with victims[from, from + i) gone
     private long version = -1;
     private int from, counted;
-    private JobState[] countedJobs = new JobState[0];   // victims[from + i] when row i + 1 was counted, and its run
+    private JobState[] countedJobs = new JobState[0];   // victims[from + i] when step i was counted, and its run
     private int[] countedRuns = new int[0];
-    private int seen;              // rows [0, seen] hold for this round's list: its entries match countedJobs up to there
+    private int[] stepStart = new int[1];  // step i: the nodes stepNodes[stepStart[i], stepStart[i + 1]) gain an idle GPU
+    private int[] stepNodes = new int[0];
+    private int seen;                      // steps [0, seen) hold for this round's list: its entries match countedJobs there
+    private int[] idle = new int[0];       // per node: idle GPUs with victims[from, from + at) gone
+    private int[] replicasOf = new int[1]; // per replica size p (1..maxGpus): sum over nodes of idle / p
+    private int[][] sizesDividing = new int[1][];   // per idle count c (0..maxGpus): the sizes p that c / p steps up at
+    private int at;                        // the cursor's prefix
 
     /** A new round's victim list (in the planner's order) with each entry's preemption count when listed. */
     void begin(ClusterState cluster, JobState[] victims, int[] runOf) {
         // a cluster only gains nodes, so the same cluster with as many nodes has the same GPUs per node
         boolean sameLayout = cluster == this.cluster && nodes == cluster.nodeCount();
-        if (cluster != this.cluster) version = -1;
         this.cluster = cluster;
         this.victims = victims;
         this.runOf = runOf;
@@ -48,8 +58,19 @@ final class IdleGpuCounts {
             version = -1;
             nodes = cluster.nodeCount();
             firstGpu = new int[nodes + 1];
-            for (int n = 0; n < nodes; n++) firstGpu[n + 1] = firstGpu[n] + cluster.node(n).gpuCount();
+            maxGpus = 0;
+            for (int n = 0; n < nodes; n++) {
+                firstGpu[n + 1] = firstGpu[n] + cluster.node(n).gpuCount();
+                maxGpus = Math.max(maxGpus, cluster.node(n).gpuCount());
+            }
             left = new int[firstGpu[nodes]];
+            idle = new int[nodes];
+            replicasOf = new int[maxGpus + 1];
+            sizesDividing = new int[maxGpus + 1][];
+            for (int c = 0; c <= maxGpus; c++) {
+                int k = c;
+                sizesDividing[c] = java.util.stream.IntStream.rangeClosed(1, maxGpus).filter(p -> k % p == 0).toArray();
+            }
         }
     }
 
@@ -71,13 +92,9 @@ final class IdleGpuCounts {
             }
         }
         while (counted < need) countNext();
-        int row = need * nodes;
-        int replicas = 0, needed = job.spec().shape().replicas();
-        for (int n = 0; n < nodes; n++) {
-            replicas += idleAt[row + n] / perReplica;
-            if (replicas >= needed) return true;
-        }
-        return false;
+        moveTo(need);
+        int replicas = perReplica <= maxGpus ? replicasOf[perReplica] : 0;
+        return nodes > 0 && replicas >= job.spec().shape().replicas();
     }
 
     private void restart(int from) {
@@ -85,33 +102,53 @@ final class IdleGpuCounts {
         this.from = from;
         counted = 0;
         seen = 0;
-        if (idleAt.length < nodes) idleAt = new int[Math.max(nodes, 16 * nodes)];
+        at = 0;
+        Arrays.fill(replicasOf, 0);
         for (int n = 0; n < nodes; n++) {
             NodeState node = cluster.node(n);
-            idleAt[n] = node.fullyFreeGpus();
+            idle[n] = node.fullyFreeGpus();
+            for (int p = 1; p <= maxGpus; p++) replicasOf[p] += idle[n] / p;
             for (int g = 0; g < node.gpuCount(); g++) left[firstGpu[n] + g] = node.tasks(g);
         }
     }
 
+    /** Counts the next victim: the nodes where a GPU turns idle once it is gone too (none for one not in its listed run). */
     private void countNext() {
-        int row = (counted + 1) * nodes;
-        if (idleAt.length < row + nodes) idleAt = Arrays.copyOf(idleAt, Math.max(row + nodes, 2 * idleAt.length));
-        System.arraycopy(idleAt, row - nodes, idleAt, row, nodes);
         int i = from + counted;
         JobState v = victims[i];
         if (countedJobs.length <= counted) {
             countedJobs = Arrays.copyOf(countedJobs, Math.max(16, 2 * counted));
             countedRuns = Arrays.copyOf(countedRuns, countedJobs.length);
+            stepStart = Arrays.copyOf(stepStart, countedJobs.length + 1);
         }
         countedJobs[counted] = v;
         countedRuns[counted] = runOf[i];
-        seen = ++counted;
-        if (v.status() != JobStatus.RUNNING || v.preemptions() != runOf[i]) return;   // not a candidate: holds nothing it was listed with
-        for (List<GpuGrant> replica : v.allocation().replicas()) {
-            for (GpuGrant g : replica) {
-                NodeState node = cluster.node(g.node());
-                // idle once every task on it is a released job's
-                if (--left[firstGpu[g.node()] + g.gpu()] == 0 && node.healthy(g.gpu())) idleAt[row + g.node()]++;
+        int end = stepStart[counted];
+        if (v.status() == JobStatus.RUNNING && v.preemptions() == runOf[i]) {   // else not a candidate: holds nothing it was listed with
+            for (List<GpuGrant> replica : v.allocation().replicas()) {
+                for (GpuGrant g : replica) {
+                    // idle once every task on it is a released job's
+                    if (--left[firstGpu[g.node()] + g.gpu()] == 0 && cluster.node(g.node()).healthy(g.gpu())) {
+                        if (end == stepNodes.length) stepNodes = Arrays.copyOf(stepNodes, Math.max(64, 2 * end));
+                        stepNodes[end++] = g.node();
+                    }
+                }
+            }
+        }
+        stepStart[++counted] = end;
+        seen = counted;
+    }
+
+    /** Moves the cursor to the prefix of {@code k} counted victims. */
+    private void moveTo(int k) {
+        for (; at < k; at++) {
+            for (int s = stepStart[at]; s < stepStart[at + 1]; s++) {
+                for (int p : sizesDividing[++idle[stepNodes[s]]]) replicasOf[p]++;
+            }
+        }
+        for (; at > k; at--) {
+            for (int s = stepStart[at - 1]; s < stepStart[at]; s++) {
+                for (int p : sizesDividing[idle[stepNodes[s]]--]) replicasOf[p]--;
             }
         }
     }
