@@ -137,12 +137,13 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
         return indexNow(ctx, victim) < indexNow(ctx, job);
     }
 
-    /** The index: the keys {@link RunningBands} keeps for its list, else worked out per job. */
+    /** The index: the key {@link RunningBands} keeps while its list stands, else worked out for the job. */
     @Override
     public VictimRanks victimRanks(PolicyContext ctx, List<JobState> inVictimOrder) {
-        double[] kept = running.keysOf(inVictimOrder);
         return new VictimRanks() {
-            @Override public double rankAt(int i) { return kept != null ? kept[i] : indexNow(ctx, inVictimOrder.get(i)); }
+            @Override public double rankAt(int i) {
+                return running.stillGives(inVictimOrder) ? running.storedKey(i) : indexNow(ctx, inVictimOrder.get(i));
+            }
 
             @Override public double boundOf(JobState job) { return indexNow(ctx, job); }
         };

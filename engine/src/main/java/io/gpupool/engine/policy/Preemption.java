@@ -37,8 +37,9 @@ public interface Preemption {
      * {@link #mayPreempt} split into a rank per victim and a bound per job, for a policy whose rule compares one number
      * of each (an index, a queue, a remaining time): {@code mayPreempt(ctx, job, v)} is exactly
      * {@code rankAt(i) < boundOf(job)} for the i-th job {@code v} of {@code inVictimOrder}, the list
-     * {@link #runningInVictimOrder} just gave at {@code ctx}. A round's planner then ranks each victim once, however
-     * many blocked jobs walk past it. Default: none (the planner asks {@link #mayPreempt}).
+     * {@link #runningInVictimOrder} just gave at {@code ctx}, for the rest of the round at that instant (also after jobs
+     * of the list stopped or started in it). A round's planner then ranks each victim once, however many blocked jobs
+     * walk past it. Default: none (the planner asks {@link #mayPreempt}).
      */
     default VictimRanks victimRanks(PolicyContext ctx, List<JobState> inVictimOrder) {
         return null;

@@ -73,8 +73,7 @@ final class RunningBands {
     private final TreeSet<Entry> byCrossing = new TreeSet<>(CROSSING_ORDER);
     private long keyedAtMs = Long.MIN_VALUE;
     private boolean keysChanged;
-    private List<JobState> ordered;   // a copy of byVictimOrder's jobs, null when it changed since
-    private double[] orderedKeys;     // their keys: every key change (rekey, a due job) also drops `ordered`
+    private List<JobState> ordered;   // a copy of byVictimOrder's jobs, null when it changed since (also when a key did)
 
     RunningBands(Bands bands) {
         this.bands = bands;
@@ -104,17 +103,21 @@ final class RunningBands {
     /** Every running job in victim order at {@code now}; null when {@code now} is before the last query. */
     List<JobState> inVictimOrder(long now) {
         if (!keyAt(now)) return null;
-        if (ordered == null) {
-            ordered = Arrays.asList(byVictimOrder.jobs());
-            orderedKeys = new double[byVictimOrder.size()];
-            for (int i = 0; i < orderedKeys.length; i++) orderedKeys[i] = byVictimOrder.get(i).key;
-        }
+        if (ordered == null) ordered = Arrays.asList(byVictimOrder.jobs());
         return ordered;
     }
 
-    /** The keys of the jobs of {@code list} when it is the list {@link #inVictimOrder} last gave and still stands (same positions); else null. */
-    double[] keysOf(List<JobState> list) {
-        return list == ordered ? orderedKeys : null;
+    /**
+     * Whether {@code list} is the one {@link #inVictimOrder} last gave and nothing changed since: every rekey, due job,
+     * start and end drops that list, so then {@link #storedKey} reads its jobs' keys by position.
+     */
+    boolean stillGives(List<JobState> list) {
+        return list == ordered;
+    }
+
+    /** The stored key of the i-th job in victim order (see {@link #stillGives}). */
+    double storedKey(int i) {
+        return byVictimOrder.get(i).key;
     }
 
     /** The band of the first running job in victim order at {@code now}, or {@code ifNone} when none runs; null when {@code now} is before the last query. */

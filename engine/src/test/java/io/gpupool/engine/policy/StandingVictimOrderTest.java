@@ -59,6 +59,11 @@ class StandingVictimOrderTest {
             String what = config.policy() + " seed " + seed + " step " + step;
             int op = rnd.nextInt(12);
             List<JobState> running = new ArrayList<>(s.runningJobs());
+            // ranks made before a job stops or starts still hold after it, as in a round that preempts (op 8)
+            PolicyContext before = new PolicyContext(now, s.config(), s.cluster(), s.ledger(), s.predictor(), oracle, s.runningJobs());
+            Preemption rule = (Preemption) s.policy();
+            List<JobState> listed = rule.runningInVictimOrder(before);
+            Preemption.VictimRanks ranked = rule.victimRanks(before, listed);
             if (op < 5) {
                 for (int k = rnd.nextInt(1, 4); k > 0; k--) {
                     JobSpec j = randomJob(rnd, "j" + next++, now);
@@ -73,6 +78,15 @@ class StandingVictimOrderTest {
                 s.cancel(running.get(rnd.nextInt(running.size())).id(), now);
             } else if (op == 10 && step % 40 == 10) {
                 s.reconfigure(config);   // a new policy object: told of the jobs already running
+            }
+            if (op == 8 && s.policy() == rule) {
+                s.schedule(now);   // a round at the same instant: jobs may start, and stop for them
+                for (JobState job : s.pendingJobs()) {
+                    for (int i = 0; i < listed.size(); i++) {
+                        assertThat(ranked.rankAt(i) < ranked.boundOf(job)).as(what + " after a preemption: " + job.id() + " may preempt " + listed.get(i).id())
+                                .isEqualTo(rule.mayPreempt(before, job, listed.get(i)));
+                    }
+                }
             }
             s.schedule(now);
             check(s, oracle, now, what);
