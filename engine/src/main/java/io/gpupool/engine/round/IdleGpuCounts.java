@@ -43,6 +43,7 @@ final class IdleGpuCounts {
     private int seen;                      // steps [0, seen) hold for this round's list: its entries match countedJobs there
     private int[] idle = new int[0];       // per node: idle GPUs with victims[from, from + at) gone
     private int[] replicasOf = new int[1]; // per replica size p (1..maxGpus): sum over nodes of idle / p
+    private int[] nodesWithIdle = new int[1];   // restart's scratch: nodes per idle count
     private int[][] sizesDividing = new int[1][];   // per idle count c (0..maxGpus): the sizes p that c / p steps up at
     private int at;                        // the cursor's prefix
 
@@ -66,6 +67,7 @@ final class IdleGpuCounts {
             left = new int[firstGpu[nodes]];
             idle = new int[nodes];
             replicasOf = new int[maxGpus + 1];
+            nodesWithIdle = new int[maxGpus + 1];
             sizesDividing = new int[maxGpus + 1][];
             for (int c = 0; c <= maxGpus; c++) {
                 int k = c;
@@ -103,12 +105,18 @@ final class IdleGpuCounts {
         counted = 0;
         seen = 0;
         at = 0;
-        Arrays.fill(replicasOf, 0);
+        Arrays.fill(nodesWithIdle, 0);
         for (int n = 0; n < nodes; n++) {
             NodeState node = cluster.node(n);
             idle[n] = node.fullyFreeGpus();
-            for (int p = 1; p <= maxGpus; p++) replicasOf[p] += idle[n] / p;
+            nodesWithIdle[idle[n]]++;
             for (int g = 0; g < node.gpuCount(); g++) left[firstGpu[n] + g] = node.tasks(g);
+        }
+        // per size, from how many nodes have each idle count: no division per node
+        for (int p = 1; p <= maxGpus; p++) {
+            int sum = 0;
+            for (int c = p; c <= maxGpus; c++) sum += nodesWithIdle[c] * (c / p);
+            replicasOf[p] = sum;
         }
     }
 
