@@ -24,8 +24,8 @@ import java.util.function.Function;
  * blocked job of the round walks that list: a round with many blocked jobs costs one sort plus a short walk per job,
  * not a scan of every running job per job. The preemptible ones are listed as the walks reach them (most walks stop
  * early), each with its rank when the policy ranks victims ({@link Preemption#victimRanks}: a walk then compares
- * numbers, the job's bound worked out once) and its preemption count then: a job is preempted in a round only once listed, so that count is the
- * one it had when the round began. A job that started at this very instant (in this round, or a victim that started
+ * numbers, the job's bound worked out once) and its preemption count then: a job is preempted in a round only once
+ * listed, so that count is the one it had when the round began. A job that started at this very instant (in this round, or a victim that started
  * again) is no victim: stopping it would waste nothing but churn.
  */
 final class PreemptionPlanner {
