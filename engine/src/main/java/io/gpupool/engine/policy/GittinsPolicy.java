@@ -106,6 +106,18 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
             lowestRunning = Double.POSITIVE_INFINITY;
             for (JobState j : ctx.running()) lowestRunning = Math.min(lowestRunning, indexOf(t, j, levelOf(j, now)));
         }
+        return (a, b) -> {   // each job's level worked out once per comparison
+            int la = levelOf(a, now), lb = levelOf(b, now);
+            int c = Double.compare(-indexOf(t, a, la), -indexOf(t, b, lb));
+            if (c != 0) return c;
+            c = Integer.compare(la, lb);
+            return c != 0 ? c : Long.compare(a.spec().submitTimeMs(), b.spec().submitTimeMs());
+        };
+    }
+
+    /** {@link #standingOrder}'s order as the chain of comparators it stands for (a test compares the two). */
+    Comparator<JobState> standingOrderChained(long now) {
+        ServiceHistory.Table t = table;
         return Comparator.comparingDouble((JobState j) -> -indexOf(t, j, levelOf(j, now)))
                 .thenComparingInt(j -> levelOf(j, now))
                 .thenComparingLong(j -> j.spec().submitTimeMs());
@@ -123,6 +135,18 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
     @Override
     public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) {
         return indexNow(ctx, victim) < indexNow(ctx, job);
+    }
+
+    /** The index: the key {@link RunningBands} keeps while its list stands, else worked out for the job. */
+    @Override
+    public VictimRanks victimRanks(PolicyContext ctx, List<JobState> inVictimOrder) {
+        return new VictimRanks() {
+            @Override public double rankAt(int i) {
+                return running.stillGives(inVictimOrder) ? running.storedKey(i) : indexNow(ctx, inVictimOrder.get(i));
+            }
+
+            @Override public double boundOf(JobState job) { return indexNow(ctx, job); }
+        };
     }
 
     /** Lowest index first (the allowed victims of any job come first), then the cheapest; {@link #runningInVictimOrder} keeps the running jobs in it. */

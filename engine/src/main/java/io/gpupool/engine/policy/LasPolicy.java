@@ -96,6 +96,19 @@ public final class LasPolicy implements QueuePolicy, StandingOrder, Preemption, 
         return queueOf(victim, ctx.nowMs(), thresholds) > queueOf(job, ctx.nowMs(), thresholds);
     }
 
+    /** Minus the queue (a lower queue may preempt a higher one): the key {@link RunningBands} keeps while its list stands, else worked out for the job. */
+    @Override
+    public VictimRanks victimRanks(PolicyContext ctx, List<JobState> inVictimOrder) {
+        long now = ctx.nowMs();
+        return new VictimRanks() {
+            @Override public double rankAt(int i) {
+                return running.stillGives(inVictimOrder) ? running.storedKey(i) : -queueOf(inVictimOrder.get(i), now, thresholds);
+            }
+
+            @Override public double boundOf(JobState job) { return -queueOf(job, now, thresholds); }
+        };
+    }
+
     @Override
     public Comparator<JobState> victimOrder(PolicyContext ctx) {
         long now = ctx.nowMs();

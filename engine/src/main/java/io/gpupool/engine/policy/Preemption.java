@@ -34,6 +34,27 @@ public interface Preemption {
     boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim);
 
     /**
+     * {@link #mayPreempt} split into a rank per victim and a bound per job, for a policy whose rule compares one number
+     * of each (an index, a queue, a remaining time): {@code mayPreempt(ctx, job, v)} is exactly
+     * {@code rankAt(i) < boundOf(job)} for the i-th job {@code v} of {@code inVictimOrder}, the list
+     * {@link #runningInVictimOrder} just gave at {@code ctx}, for the rest of the round at that instant (also after jobs
+     * of the list stopped or started in it). A round's planner then ranks each victim once, however many blocked jobs
+     * walk past it. Default: none (the planner asks {@link #mayPreempt}).
+     */
+    default VictimRanks victimRanks(PolicyContext ctx, List<JobState> inVictimOrder) {
+        return null;
+    }
+
+    /** See {@link #victimRanks}. */
+    interface VictimRanks {
+        /** The rank of the i-th job of the list the ranks were made for. */
+        double rankAt(int i);
+
+        /** A job may preempt exactly the victims ranked below this. */
+        double boundOf(JobState job);
+    }
+
+    /**
      * Whether {@code victim} may be taken for {@code job} on top of the victims already {@code chosen} for it in
      * the same plan (checked as the plan grows). Default: yes.
      */

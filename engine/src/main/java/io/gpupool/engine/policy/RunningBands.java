@@ -54,12 +54,17 @@ final class RunningBands {
     }
 
     /** The victim order with the key as stored: run start latest first is work lost least first. */
-    private static final Comparator<Entry> VICTIM_ORDER = Comparator.comparingDouble((Entry e) -> e.key)
-            .thenComparingInt(e -> e.job.spec().priority())
-            .thenComparing((a, b) -> Long.compare(b.runStartMs, a.runStartMs))
-            .thenComparingDouble(e -> e.job.gpuUnits())
-            .thenComparing((a, b) -> Long.compare(b.job.seq(), a.job.seq()));
-    private static final Comparator<Entry> CROSSING_ORDER = Comparator.comparingLong((Entry e) -> e.crossingMs).thenComparingLong(e -> e.job.seq());
+    private static final Comparator<Entry> VICTIM_ORDER = (a, b) -> {   // one comparison, no chain of lambdas
+        int c = Double.compare(a.key, b.key);
+        if (c == 0) c = Integer.compare(a.job.spec().priority(), b.job.spec().priority());
+        if (c == 0) c = Long.compare(b.runStartMs, a.runStartMs);
+        if (c == 0) c = Double.compare(a.job.gpuUnits(), b.job.gpuUnits());
+        return c != 0 ? c : Long.compare(b.job.seq(), a.job.seq());
+    };
+    private static final Comparator<Entry> CROSSING_ORDER = (a, b) -> {
+        int c = Long.compare(a.crossingMs, b.crossingMs);
+        return c != 0 ? c : Long.compare(a.job.seq(), b.job.seq());
+    };
 
     private final Bands bands;
     private final Map<JobState, Entry> entries = new IdentityHashMap<>();
@@ -68,7 +73,7 @@ final class RunningBands {
     private final TreeSet<Entry> byCrossing = new TreeSet<>(CROSSING_ORDER);
     private long keyedAtMs = Long.MIN_VALUE;
     private boolean keysChanged;
-    private List<JobState> ordered;   // a copy of byVictimOrder's jobs, null when it changed since
+    private List<JobState> ordered;   // a copy of byVictimOrder's jobs, null when it changed since (also when a key did)
 
     RunningBands(Bands bands) {
         this.bands = bands;
@@ -100,6 +105,19 @@ final class RunningBands {
         if (!keyAt(now)) return null;
         if (ordered == null) ordered = Arrays.asList(byVictimOrder.jobs());
         return ordered;
+    }
+
+    /**
+     * Whether {@code list} is the one {@link #inVictimOrder} last gave and nothing changed since: every rekey, due job,
+     * start and end drops that list, so then {@link #storedKey} reads its jobs' keys by position.
+     */
+    boolean stillGives(List<JobState> list) {
+        return list == ordered;
+    }
+
+    /** The stored key of the i-th job in victim order (see {@link #stillGives}). */
+    double storedKey(int i) {
+        return byVictimOrder.get(i).key;
     }
 
     /** The band of the first running job in victim order at {@code now}, or {@code ifNone} when none runs; null when {@code now} is before the last query. */

@@ -19,8 +19,10 @@ import java.util.Map;
 final class RunningByFinish {
     private record Entry(JobState job, long finishMs) {}
 
-    private static final Comparator<Entry> LATEST_FINISH_FIRST = Comparator.comparing((Entry e) -> e.finishMs, Comparator.reverseOrder())
-            .thenComparingLong(e -> e.job.seq());
+    private static final Comparator<Entry> LATEST_FINISH_FIRST = (a, b) -> {   // one comparison, no boxing
+        int c = Long.compare(b.finishMs, a.finishMs);
+        return c != 0 ? c : Long.compare(a.job.seq(), b.job.seq());
+    };
 
     private final Map<JobState, Entry> entries = new IdentityHashMap<>();
     private final List<JobState> unkeyed = new ArrayList<>();   // started since the last query: finish not read yet

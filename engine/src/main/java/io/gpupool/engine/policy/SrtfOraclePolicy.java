@@ -45,6 +45,16 @@ public final class SrtfOraclePolicy implements QueuePolicy, StandingOrder, Preem
         return remainingMs(ctx, victim) > remainingMs(ctx, job);
     }
 
+    /** Minus the remaining time (a double holds every time below 2^53 ms, some 285,000 years, exactly). */
+    @Override
+    public VictimRanks victimRanks(PolicyContext ctx, List<JobState> inVictimOrder) {
+        return new VictimRanks() {
+            @Override public double rankAt(int i) { return -(double) remainingMs(ctx, inVictimOrder.get(i)); }
+
+            @Override public double boundOf(JobState job) { return -(double) remainingMs(ctx, job); }
+        };
+    }
+
     @Override
     public Comparator<JobState> victimOrder(PolicyContext ctx) {
         return Comparator.comparingLong((JobState j) -> -remainingMs(ctx, j)).thenComparingLong(JobState::seq);

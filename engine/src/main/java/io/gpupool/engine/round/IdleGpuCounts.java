@@ -13,20 +13,39 @@ import java.util.List;
  * A necessary condition for placing a whole-GPU job once some running jobs are gone, by counting: every GPU selector
  * takes a whole-GPU replica as that many idle, healthy GPUs of one node ({@code NodeState.isFullyFree}), so when the
  * nodes' idle GPUs, counting those only the released jobs hold, cannot hold every replica, no placement can succeed.
- * The jobs released are a range of the preemption planner's victim list (from its first still-listed entry): the counts
- * are kept per prefix of that range while the cluster is unchanged, so a round's blocked jobs, each asking for a prefix,
- * share one count of the list. One instance serves the rounds of one scheduler (its buffers are reused).
+ * The jobs released are a range of the preemption planner's victim list (from its first still-listed entry): each
+ * victim counted is kept as the nodes where a GPU turns idle once it is gone, while the cluster is unchanged, so a
+ * round's blocked jobs, each asking for a prefix, share one count of the list. An answer moves a cursor to the prefix
+ * asked (applying or taking back those steps) that keeps, per replica size p, the replicas of p GPUs the nodes could
+ * hold: sum over nodes of idle / p. A round's asks mostly shrink the prefix a little at a time (later jobs may preempt
+ * less), so an answer costs the few steps between two prefixes, not a pass over the nodes.
+ *
+ * <p>One instance serves the rounds of one scheduler (its buffers are reused), and the counts outlive the round: the
+ * next round's list, at the same cluster version, usually begins with the same jobs (rounds of arrivals), and a step
+ * counted for a job at the same place, in the same run, is that round's step too (the version pins every allocation and
+ * GPU's health). A round trusts a kept step only once it has seen its own list hold that job there; at the first
+ * difference it counts again.
  */
 final class IdleGpuCounts {
     private ClusterState cluster;
     private JobState[] victims;
     private int[] runOf;
     private int nodes;
+    private int maxGpus;                   // the most GPUs on one node: a larger replica fits nowhere
     private int[] firstGpu = new int[1];   // per node, the index of its GPU 0 in `left`
     private int[] left = new int[0];       // per GPU: its tasks not held by the victims counted so far
-    private int[] idleAt = new int[0];     // row i (nodes wide): idle GPUs per node with victims[from, from + i) gone
     private long version = -1;
     private int from, counted;
+    private JobState[] countedJobs = new JobState[0];   // victims[from + i] when step i was counted, and its run
+    private int[] countedRuns = new int[0];
+    private int[] stepStart = new int[1];  // step i: the nodes stepNodes[stepStart[i], stepStart[i + 1]) gain an idle GPU
+    private int[] stepNodes = new int[0];
+    private int seen;                      // steps [0, seen) hold for this round's list: its entries match countedJobs there
+    private int[] idle = new int[0];       // per node: idle GPUs with victims[from, from + at) gone
+    private int[] replicasOf = new int[1]; // per replica size p (1..maxGpus): sum over nodes of idle / p
+    private int[] nodesWithIdle = new int[1];   // restart's scratch: nodes per idle count
+    private int[][] sizesDividing = new int[1][];   // per idle count c (0..maxGpus): the sizes p that c / p steps up at
+    private int at;                        // the cursor's prefix
 
     /** A new round's victim list (in the planner's order) with each entry's preemption count when listed. */
     void begin(ClusterState cluster, JobState[] victims, int[] runOf) {
@@ -35,12 +54,25 @@ final class IdleGpuCounts {
         this.cluster = cluster;
         this.victims = victims;
         this.runOf = runOf;
-        this.version = -1;
+        seen = 0;
         if (!sameLayout) {
+            version = -1;
             nodes = cluster.nodeCount();
             firstGpu = new int[nodes + 1];
-            for (int n = 0; n < nodes; n++) firstGpu[n + 1] = firstGpu[n] + cluster.node(n).gpuCount();
+            maxGpus = 0;
+            for (int n = 0; n < nodes; n++) {
+                firstGpu[n + 1] = firstGpu[n] + cluster.node(n).gpuCount();
+                maxGpus = Math.max(maxGpus, cluster.node(n).gpuCount());
+            }
             left = new int[firstGpu[nodes]];
+            idle = new int[nodes];
+            replicasOf = new int[maxGpus + 1];
+            nodesWithIdle = new int[maxGpus + 1];
+            sizesDividing = new int[maxGpus + 1][];
+            for (int c = 0; c <= maxGpus; c++) {
+                int k = c;
+                sizesDividing[c] = java.util.stream.IntStream.rangeClosed(1, maxGpus).filter(p -> k % p == 0).toArray();
+            }
         }
     }
 
@@ -52,41 +84,79 @@ final class IdleGpuCounts {
         int perReplica = job.spec().shape().gpusPerReplica();
         if (perReplica == 0 || !job.spec().share().isWhole()) return true;
         if (cluster.version() != version || from != this.from) restart(from);
-        while (this.from + counted < to) countNext();
-        int row = (to - from) * nodes;
-        int replicas = 0, needed = job.spec().shape().replicas();
-        for (int n = 0; n < nodes; n++) {
-            replicas += idleAt[row + n] / perReplica;
-            if (replicas >= needed) return true;
+        int need = to - from;
+        while (seen < counted && seen < need) {
+            int i = from + seen;
+            if (victims[i] == countedJobs[seen] && runOf[i] == countedRuns[seen]) {
+                seen++;
+            } else {
+                restart(from);   // counted for other jobs from here on (and `left` holds all of them): count again
+            }
         }
-        return false;
+        while (counted < need) countNext();
+        moveTo(need);
+        int replicas = perReplica <= maxGpus ? replicasOf[perReplica] : 0;
+        return nodes > 0 && replicas >= job.spec().shape().replicas();
     }
 
     private void restart(int from) {
         version = cluster.version();
         this.from = from;
         counted = 0;
-        if (idleAt.length < nodes) idleAt = new int[Math.max(nodes, 16 * nodes)];
+        seen = 0;
+        at = 0;
+        Arrays.fill(nodesWithIdle, 0);
         for (int n = 0; n < nodes; n++) {
             NodeState node = cluster.node(n);
-            idleAt[n] = node.fullyFreeGpus();
+            idle[n] = node.fullyFreeGpus();
+            nodesWithIdle[idle[n]]++;
             for (int g = 0; g < node.gpuCount(); g++) left[firstGpu[n] + g] = node.tasks(g);
+        }
+        // per size, from how many nodes have each idle count: no division per node
+        for (int p = 1; p <= maxGpus; p++) {
+            int sum = 0;
+            for (int c = p; c <= maxGpus; c++) sum += nodesWithIdle[c] * (c / p);
+            replicasOf[p] = sum;
         }
     }
 
+    /** Counts the next victim: the nodes where a GPU turns idle once it is gone too (none for one not in its listed run). */
     private void countNext() {
-        int row = (counted + 1) * nodes;
-        if (idleAt.length < row + nodes) idleAt = Arrays.copyOf(idleAt, Math.max(row + nodes, 2 * idleAt.length));
-        System.arraycopy(idleAt, row - nodes, idleAt, row, nodes);
         int i = from + counted;
         JobState v = victims[i];
-        counted++;
-        if (v.status() != JobStatus.RUNNING || v.preemptions() != runOf[i]) return;   // not a candidate: holds nothing it was listed with
-        for (List<GpuGrant> replica : v.allocation().replicas()) {
-            for (GpuGrant g : replica) {
-                NodeState node = cluster.node(g.node());
-                // idle once every task on it is a released job's
-                if (--left[firstGpu[g.node()] + g.gpu()] == 0 && node.healthy(g.gpu())) idleAt[row + g.node()]++;
+        if (countedJobs.length <= counted) {
+            countedJobs = Arrays.copyOf(countedJobs, Math.max(16, 2 * counted));
+            countedRuns = Arrays.copyOf(countedRuns, countedJobs.length);
+            stepStart = Arrays.copyOf(stepStart, countedJobs.length + 1);
+        }
+        countedJobs[counted] = v;
+        countedRuns[counted] = runOf[i];
+        int end = stepStart[counted];
+        if (v.status() == JobStatus.RUNNING && v.preemptions() == runOf[i]) {   // else not a candidate: holds nothing it was listed with
+            for (List<GpuGrant> replica : v.allocation().replicas()) {
+                for (GpuGrant g : replica) {
+                    // idle once every task on it is a released job's
+                    if (--left[firstGpu[g.node()] + g.gpu()] == 0 && cluster.node(g.node()).healthy(g.gpu())) {
+                        if (end == stepNodes.length) stepNodes = Arrays.copyOf(stepNodes, Math.max(64, 2 * end));
+                        stepNodes[end++] = g.node();
+                    }
+                }
+            }
+        }
+        stepStart[++counted] = end;
+        seen = counted;
+    }
+
+    /** Moves the cursor to the prefix of {@code k} counted victims. */
+    private void moveTo(int k) {
+        for (; at < k; at++) {
+            for (int s = stepStart[at]; s < stepStart[at + 1]; s++) {
+                for (int p : sizesDividing[++idle[stepNodes[s]]]) replicasOf[p]++;
+            }
+        }
+        for (; at > k; at--) {
+            for (int s = stepStart[at - 1]; s < stepStart[at]; s++) {
+                for (int p : sizesDividing[idle[stepNodes[s]]--]) replicasOf[p]--;
             }
         }
     }

@@ -23,8 +23,9 @@ import java.util.function.Function;
  * first looks for victims ({@link Preemption#runningInVictimOrder}: sorted, or kept in order by the policy), and every
  * blocked job of the round walks that list: a round with many blocked jobs costs one sort plus a short walk per job,
  * not a scan of every running job per job. The preemptible ones are listed as the walks reach them (most walks stop
- * early), each with its preemption count then: a job is preempted in a round only once listed, so that count is the
- * one it had when the round began. A job that started at this very instant (in this round, or a victim that started
+ * early), each with its rank when the policy ranks victims ({@link Preemption#victimRanks}: a walk then compares
+ * numbers, the job's bound worked out once) and its preemption count then: a job is preempted in a round only once
+ * listed, so that count is the one it had when the round began. A job that started at this very instant (in this round, or a victim that started
  * again) is no victim: stopping it would waste nothing but churn.
  */
 final class PreemptionPlanner {
@@ -37,13 +38,16 @@ final class PreemptionPlanner {
     private final PlacementPipeline pipeline;
     private final Function<JobState, CycleState> cycles;
     private final JobState[] running;   // the policy's victim order when the round first looked for victims
+    private final Preemption.VictimRanks ranks;   // the policy's rank of each of them, null: ask mayPreempt
     private int read;                   // running[0, read) looked at for the list
     private final JobState[] byCost;    // the preemptible ones of running[0, read) started before now, in order
+    private final double[] rankOf;      // each entry's rank (when the policy ranks)
     private final int[] runOf;     // each entry's preemption count when listed: a job preempted since is another run
     private int listed;            // byCost[0, listed) is filled
     private int first;             // entries before it have all been preempted
     private final IdleGpuCounts idle;
     private int end;               // cheapest: one past the last candidate it took
+    private final int[] picked = new int[MAX_CANDIDATES];   // cheapest: the candidates' places in byCost
 
     PreemptionPlanner(PolicyContext ctx, Preemption policy, boolean allowedVictimsComeFirst, PlacementPipeline pipeline,
                       Function<JobState, CycleState> cycles, IdleGpuCounts idle) {
@@ -53,8 +57,11 @@ final class PreemptionPlanner {
         this.pipeline = pipeline;
         this.cycles = cycles;
         // a copy: a policy's standing list may change as victims stop and start during the round
-        running = policy.runningInVictimOrder(ctx).toArray(new JobState[0]);
+        List<JobState> inVictimOrder = policy.runningInVictimOrder(ctx);
+        running = inVictimOrder.toArray(new JobState[0]);
+        ranks = policy.victimRanks(ctx, inVictimOrder);
         byCost = new JobState[running.length];
+        rankOf = new double[ranks != null ? running.length : 0];
         runOf = new int[running.length];
         this.idle = idle;
         idle.begin(ctx.cluster(), byCost, runOf);
@@ -68,6 +75,7 @@ final class PreemptionPlanner {
         while (read < running.length) {
             JobState v = running[read++];
             if (v.spec().preemptible() && v.runStartMs() < ctx.nowMs()) {
+                if (ranks != null) rankOf[listed] = ranks.rankAt(read - 1);
                 byCost[listed] = v;
                 runOf[listed++] = v.preemptions();
                 return true;
@@ -78,9 +86,11 @@ final class PreemptionPlanner {
 
     /** The victims to preempt, or null when no allowed set makes the job fit. */
     List<JobState> plan(JobState job) {
-        List<JobState> candidates = cheapest(job);
+        int count = cheapest(job);
         // the candidates are among byCost[first, end): when even all of those gone leave too few idle GPUs, no set does
-        if (candidates.isEmpty() || !idle.couldHold(job, first, end)) return null;
+        if (count == 0 || !idle.couldHold(job, first, end)) return null;
+        List<JobState> candidates = new ArrayList<>(count);
+        for (int k = 0; k < count; k++) candidates.add(byCost[picked[k]]);
         ClusterState cluster = ctx.cluster();
         int mark = cluster.checkpoint();
         try {
@@ -113,22 +123,27 @@ final class PreemptionPlanner {
         }
     }
 
-    /** Up to {@value #MAX_CANDIDATES} allowed victims, cheapest first, still in the run they were listed in. */
-    private List<JobState> cheapest(JobState job) {
-        List<JobState> out = new ArrayList<>();
-        for (int i = first; (i < listed || listNext()) && out.size() < MAX_CANDIDATES; i++) {
+    /**
+     * Picks up to {@value #MAX_CANDIDATES} allowed victims, cheapest first, still in the run they were listed in:
+     * their places in byCost go to {@code picked}; returns how many. The list is made only for a plan the counts let
+     * through (most are refused on the places alone).
+     */
+    private int cheapest(JobState job) {
+        int count = 0;
+        double bound = ranks != null ? ranks.boundOf(job) : Double.NaN;
+        for (int i = first; (i < listed || listNext()) && count < MAX_CANDIDATES; i++) {
             JobState v = byCost[i];
             boolean sameRun = v.status() == JobStatus.RUNNING && v.preemptions() == runOf[i];
             if (!sameRun) {
                 if (i == first) first++;
                 continue;
             }
-            if (policy.mayPreempt(ctx, job, v)) {
-                out.add(v);
+            if (ranks != null ? rankOf[i] < bound : policy.mayPreempt(ctx, job, v)) {
+                picked[count++] = i;
                 end = i + 1;
             } else if (allowedVictimsComeFirst) break;
         }
-        return out;
+        return count;
     }
 
     private boolean fits(ClusterState cluster, JobState job) {

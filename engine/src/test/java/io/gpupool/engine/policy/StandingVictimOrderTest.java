@@ -23,7 +23,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * before the job does; for gittins, index tables that change as jobs finish) each must equal the plain computation at
  * every instant asked: the running jobs sorted by the policy's {@link Preemption#victimOrder}, and a scan of every
  * running job for its next crossing and its highest queue or lowest index. The instants include the crossings
- * themselves and the milliseconds around them, where a stored queue would first go stale.
+ * themselves and the milliseconds around them, where a stored queue would first go stale. Each policy's
+ * {@link Preemption#victimRanks} (a rank per victim of its list, a bound per job) must answer as its mayPreempt
+ * for every pending or running job against every running one (gittins' kept ranks are the index itself), and gittins' standing order (one comparison) as the chain of comparators
+ * it stands for.
  */
 class StandingVictimOrderTest {
 
@@ -56,6 +59,11 @@ class StandingVictimOrderTest {
             String what = config.policy() + " seed " + seed + " step " + step;
             int op = rnd.nextInt(12);
             List<JobState> running = new ArrayList<>(s.runningJobs());
+            // ranks made before a job stops or starts still hold after it, as in a round that preempts (op 8)
+            PolicyContext before = new PolicyContext(now, s.config(), s.cluster(), s.ledger(), s.predictor(), oracle, s.runningJobs());
+            Preemption rule = (Preemption) s.policy();
+            List<JobState> listed = rule.runningInVictimOrder(before);
+            Preemption.VictimRanks ranked = rule.victimRanks(before, listed);
             if (op < 5) {
                 for (int k = rnd.nextInt(1, 4); k > 0; k--) {
                     JobSpec j = randomJob(rnd, "j" + next++, now);
@@ -70,6 +78,15 @@ class StandingVictimOrderTest {
                 s.cancel(running.get(rnd.nextInt(running.size())).id(), now);
             } else if (op == 10 && step % 40 == 10) {
                 s.reconfigure(config);   // a new policy object: told of the jobs already running
+            }
+            if (op == 8 && s.policy() == rule) {
+                s.schedule(now);   // a round at the same instant: jobs may start, and stop for them
+                for (JobState job : s.pendingJobs()) {
+                    for (int i = 0; i < listed.size(); i++) {
+                        assertThat(ranked.rankAt(i) < ranked.boundOf(job)).as(what + " after a preemption: " + job.id() + " may preempt " + listed.get(i).id())
+                                .isEqualTo(rule.mayPreempt(before, job, listed.get(i)));
+                    }
+                }
             }
             s.schedule(now);
             check(s, oracle, now, what);
@@ -88,6 +105,21 @@ class StandingVictimOrderTest {
         List<JobState> sorted = new ArrayList<>(s.runningJobs());
         sorted.sort(policy.victimOrder(ctx));
         assertThat(policy.runningInVictimOrder(ctx)).as(what).containsExactlyElementsOf(sorted);
+        // a round's planner ranks each victim of the list once: rank below the job's bound must be mayPreempt
+        List<JobState> jobs = new ArrayList<>(s.pendingJobs());
+        jobs.addAll(s.runningJobs());
+        List<JobState> inVictimOrder = policy.runningInVictimOrder(ctx);
+        Preemption.VictimRanks ranks = policy.victimRanks(ctx, inVictimOrder);
+        for (JobState job : jobs) {
+            double bound = ranks.boundOf(job);
+            for (int i = 0; i < inVictimOrder.size(); i++) {
+                JobState v = inVictimOrder.get(i);
+                assertThat(ranks.rankAt(i) < bound).as(what + ": " + job.id() + " may preempt " + v.id()).isEqualTo(policy.mayPreempt(ctx, job, v));
+            }
+        }
+        if (policy instanceof GittinsPolicy gittins) {   // the kept keys are the index itself
+            for (int i = 0; i < inVictimOrder.size(); i++) assertThat(ranks.rankAt(i)).as(what).isEqualTo(gittins.indexNow(ctx, inVictimOrder.get(i)));
+        }
         if (policy instanceof LasPolicy las) {
             assertThat(las.nextReevaluationMs(ctx)).as(what).isEqualTo(las.nextCrossingScanned(ctx));
             int highest = 0;
@@ -99,8 +131,14 @@ class StandingVictimOrderTest {
             assertThat(gittins.nextReevaluationMs(ctx)).as(what).isEqualTo(gittins.nextCrossingScanned(ctx));
             double lowest = Double.POSITIVE_INFINITY;
             for (JobState j : s.runningJobs()) lowest = Math.min(lowest, gittins.indexNow(ctx, j));
-            gittins.standingOrder(ctx);
+            java.util.Comparator<JobState> order = gittins.standingOrder(ctx), chained = gittins.standingOrderChained(now);
             assertThat(gittins.lowestRunning).as(what).isEqualTo(lowest);
+            for (JobState a : jobs) {
+                for (JobState b : jobs) {
+                    assertThat(Integer.signum(order.compare(a, b))).as(what + ": " + a.id() + " vs " + b.id())
+                            .isEqualTo(Integer.signum(chained.compare(a, b)));
+                }
+            }
         }
     }
 

@@ -11,6 +11,7 @@ import io.gpupool.model.JobSpec;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -80,6 +81,110 @@ class IdleGpuCountsTest {
         }
         assertThat(ruledOut).isGreaterThan(300);
         assertThat(fits).isGreaterThan(300);
+    }
+
+    /**
+     * The counts kept from one round to the next ({@link IdleGpuCounts#begin} with a new list), asked for prefixes that
+     * grow and shrink, answer as the count by its definition does (release, count each node's idle GPUs, roll back): over random histories where the next round's list is the same, the same with two entries swapped, one
+     * entry replaced, or lists a victim in another run, at the same cluster version or after the cluster changed
+     * (a job started or ended, a GPU's health). A kept instance that trusted its rows without the version, or without
+     * checking this round's entries against the ones it counted, answers differently here.
+     */
+    @Test
+    void countsKeptAcrossRoundsAnswerAsAFreshCount() {
+        int asks = 0, reused = 0, ruledOut = 0;
+        for (long seed = 1; seed <= 40; seed++) {
+            SplittableRandom rnd = new SplittableRandom(seed);
+            Scheduler s = new Scheduler(TestPools.pool(6, 8, TestPools.A100), SchedulerConfig.defaults("fcfs"));
+            IdleGpuCounts kept = new IdleGpuCounts();
+            long now = 0;
+            int next = 0;
+            JobState[] victims = new JobState[0];
+            int[] runOf = new int[0];
+            for (int round = 0; round < 60; round++) {
+                now += 1000;
+                long before = s.cluster().version();
+                switch (rnd.nextInt(6)) {
+                    case 0 -> {   // the cluster changes: jobs come and go
+                        for (int k = rnd.nextInt(1, 4); k > 0; k--) s.submit(randomJob(rnd, "j" + next++, now), now);
+                        List<JobState> running = new ArrayList<>(s.runningJobs());
+                        if (!running.isEmpty() && rnd.nextInt(2) == 0) s.complete(running.get(rnd.nextInt(running.size())).id(), now);
+                        s.schedule(now);
+                    }
+                    case 1 -> s.setGpuHealthy("a100-80gb-" + rnd.nextInt(6), rnd.nextInt(8), rnd.nextInt(2) > 0);
+                    case 2 -> {   // a listed victim runs again: same job, another run
+                        if (victims.length > 0) {
+                            JobState v = victims[rnd.nextInt(victims.length)];
+                            if (v.status() == JobStatus.RUNNING) {
+                                s.preempt(v.id(), now);
+                                s.schedule(now);
+                            }
+                        }
+                    }
+                    default -> { }   // only time passes: the cluster is as it was
+                }
+                // this round's list: mostly the last one again, else the last one changed a little, else a new one
+                List<JobState> running = new ArrayList<>(s.runningJobs());
+                JobState[] list;
+                int kind = rnd.nextInt(5);
+                if (victims.length < 2 || kind == 0) {
+                    java.util.Collections.shuffle(running, new java.util.Random(rnd.nextLong()));
+                    list = running.toArray(new JobState[0]);
+                } else {
+                    list = victims.clone();
+                    if (kind == 1) {
+                        int a = rnd.nextInt(list.length), b = rnd.nextInt(list.length);
+                        JobState t = list[a];
+                        list[a] = list[b];
+                        list[b] = t;
+                    } else if (kind == 2) {   // a running job not listed yet takes one's place (a list holds each job once)
+                        List<JobState> unlisted = new ArrayList<>(running);
+                        unlisted.removeAll(Arrays.asList(list));
+                        if (!unlisted.isEmpty()) list[rnd.nextInt(list.length)] = unlisted.get(rnd.nextInt(unlisted.size()));
+                    }
+                }
+                int[] runs = new int[list.length];
+                for (int i = 0; i < list.length; i++) runs[i] = list[i].preemptions();
+                if (Arrays.equals(list, victims) && Arrays.equals(runs, runOf) && s.cluster().version() == before) reused++;
+                victims = list;
+                runOf = runs;
+                kept.begin(s.cluster(), victims, runOf);
+                for (int ask = 0; ask < 4; ask++) {
+                    int to = rnd.nextInt(victims.length + 1);
+                    // a waiting whole-GPU job (queued and withdrawn without a round: the cluster does not change)
+                    JobSpec spec = JobSpec.builder("probe" + round + "-" + ask).submitMs(now).shape(rnd.nextInt(1, 4), 1 << rnd.nextInt(4)).build();
+                    s.submit(spec, now);
+                    JobState probe = s.job(spec.id());
+                    boolean expected = countedPlainly(s, probe, victims, runOf, to);
+                    assertThat(kept.couldHold(probe, 0, to)).as("seed %d round %d victims [0, %d)", seed, round, to).isEqualTo(expected);
+                    s.cancel(spec.id(), now);
+                    asks++;
+                    if (!expected) ruledOut++;
+                }
+            }
+        }
+        assertThat(asks).isGreaterThan(5000);
+        assertThat(reused).isGreaterThan(500);
+        assertThat(ruledOut).isGreaterThan(1000);
+    }
+
+    /**
+     * The count by its definition: with the listed victims of [0, to) still in their run released, the replicas the
+     * nodes' idle (fully free) GPUs hold, summed over the nodes, reach the job's.
+     */
+    private static boolean countedPlainly(Scheduler s, JobState job, JobState[] victims, int[] runOf, int to) {
+        ClusterState cluster = s.cluster();
+        int mark = cluster.checkpoint();
+        try {
+            for (int i = 0; i < to; i++) {
+                if (victims[i].status() == JobStatus.RUNNING && victims[i].preemptions() == runOf[i]) cluster.release(victims[i].allocation());
+            }
+            int replicas = 0;
+            for (int n = 0; n < cluster.nodeCount(); n++) replicas += cluster.node(n).fullyFreeGpus() / job.spec().shape().gpusPerReplica();
+            return replicas >= job.spec().shape().replicas();
+        } finally {
+            cluster.rollback(mark);
+        }
     }
 
     /** The plain computation: release every victim, place, roll back. */
