@@ -186,12 +186,14 @@ public final class JobState {
      * NVLink rule, allowed models and host request.
      */
     public String shapeKey() {
-        if (shapeKey == null) {
-            JobSpec s = spec;
-            shapeKey = s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels())
-                    + (s.host().requested() ? "/" + s.host().cpuMilli() + "/" + s.host().memoryMib() : "");
-        }
+        if (shapeKey == null) shapeKey = shapeKeyOf(spec);
         return shapeKey;
+    }
+
+    /** The text of a spec's {@link #shapeKey} (the engine shares one string per shape: {@link ShapeKeys}). */
+    static String shapeKeyOf(JobSpec s) {
+        return s.shape() + "/" + s.share().milli() + "/" + s.share().memoryMib() + "/" + s.requireNvlink() + "/" + new java.util.TreeSet<>(s.allowedModels())
+                + (s.host().requested() ? "/" + s.host().cpuMilli() + "/" + s.host().memoryMib() : "");
     }
 
     /**
@@ -233,8 +235,8 @@ public final class JobState {
     }
 
     /** Shares one string among the jobs of a shape, so that memos keyed on it compare by identity first. */
-    void internShapeKey(java.util.Map<String, String> shapes) {
-        shapeKey = shapes.computeIfAbsent(shapeKey(), k -> k);
+    void internShapeKey(ShapeKeys shapes) {
+        shapeKey = shapes.of(spec);
     }
 
     /** The job's true run time, asked of the oracle once: clairvoyant policies read it for every job in every round. */

@@ -66,8 +66,8 @@ public final class Scheduler {
     private final JobTable pending = new JobTable();   // in the order queued
     private final JobTable running = new JobTable();   // in the order started
     private final PendingShapes pendingShapes = new PendingShapes();
-    private final Map<String, String> shapeKeys = new HashMap<>();
-    private final ConcurrencyCaps caps = new ConcurrencyCaps();   // one string per job shape (JobState.internShapeKey)
+    private final ShapeKeys shapeKeys = new ShapeKeys();   // one string per job shape (JobState.internShapeKey)
+    private final ConcurrencyCaps caps = new ConcurrencyCaps();
     private final ReservationBook reservations = new ReservationBook();
     private SchedulerConfig config;
     private boolean anyTenantLimit;     // some tenant of the config has a hard limit (rounds ask per job)
@@ -153,7 +153,7 @@ public final class Scheduler {
         if (standing != null) standing.add(job);
         if (policy instanceof QueueObserver o) o.queued(job);
         round.arrived(job);
-        profile.observe(spec);
+        profile.observe(spec, job.shapeKey());
         return SubmitResult.accepted(spec.id());
     }
 
@@ -332,7 +332,7 @@ public final class Scheduler {
             caps.join(job, group, cap);
         }
         round.arrived(job);
-        profile.observe(spec);
+        profile.observe(spec, job.shapeKey());
         return SubmitResult.accepted(spec.id());
     }
 

@@ -46,6 +46,8 @@ public final class WorkloadProfile {
     private static final int MAX_SHAPES_WITH_HOST = 256;
     private int maxShapes = MAX_SHAPES;
     private final Map<Key, long[]> counts = new LinkedHashMap<>();
+    private final Map<String, long[]> byShapeKey = new java.util.IdentityHashMap<>();   // observe(job, key): each key's entry of counts
+    private static final long[] NOT_COUNTED = new long[0];                        // a CPU-only shape
     private long total;
     private List<Shape> cached = List.of();
     private boolean dirty;
@@ -56,11 +58,34 @@ public final class WorkloadProfile {
      */
     public void observe(JobSpec job) {
         if (job.cpuOnly()) return;
+        count(job, countOf(job));
+    }
+
+    /**
+     * The same as {@link #observe(JobSpec)}, for a job whose shape the caller names with a string instance that only
+     * jobs of one profile shape share (the engine's shape key, one instance per shape: every field the profile reads
+     * is part of it): a shape seen before costs one identity look-up, where each job would make its demand and key again.
+     */
+    public void observe(JobSpec job, String shapeKey) {
+        long[] c = byShapeKey.get(shapeKey);
+        if (c == null) {
+            c = job.cpuOnly() ? NOT_COUNTED : countOf(job);
+            byShapeKey.put(shapeKey, c);
+        }
+        if (c != NOT_COUNTED) count(job, c);
+    }
+
+    /** The count of the job's shape (made when first seen, in order of first sight). */
+    private long[] countOf(JobSpec job) {
         ReplicaDemand d = ReplicaDemand.of(job);
         int milli = d.exclusive() ? 1000 : d.milli();
         Key key = new Key(d.gpus(), milli, job.allowedModels(), job.host());
         if (job.host().requested()) maxShapes = MAX_SHAPES_WITH_HOST;
-        counts.computeIfAbsent(key, k -> new long[1])[0] += job.shape().replicas();
+        return counts.computeIfAbsent(key, k -> new long[1]);
+    }
+
+    private void count(JobSpec job, long[] c) {
+        c[0] += job.shape().replicas();
         total += job.shape().replicas();
         dirty = true;
     }

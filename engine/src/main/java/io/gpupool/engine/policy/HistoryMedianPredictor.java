@@ -12,8 +12,7 @@ import java.util.Map;
  */
 public final class HistoryMedianPredictor implements RuntimePredictor {
     static final int WINDOW = 64;
-    private final Map<String, History> history = new HashMap<>();
-    private final Map<String, Learned> views = new HashMap<>();   // by user-and-name key: those jobs share one answer
+    private final Map<String, User> users = new HashMap<>();   // by user, then name: no key is built per job
     private final History global = new History();
     private final long defaultMs;
     private long observations;
@@ -27,8 +26,9 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
     @Override
     public long predictMs(JobSpec job) {
         if (job.runtimeEstimateMs().isPresent()) return job.runtimeEstimateMs().getAsLong();
-        History r = history.get(userNameKey(job));
-        if (r == null || r.times.size() == 0) r = history.get(userKey(job));
+        User u = users.get(job.user());
+        History r = u == null ? null : u.byName.get(job.name());
+        if (r == null || r.times.size() == 0) r = u == null ? null : u.all;
         if (r == null || r.times.size() == 0) r = global;
         return r.times.size() == 0 ? defaultMs : Math.max(1, r.times.median());
     }
@@ -41,7 +41,13 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
     public Prediction track(JobSpec job) {
         if (job.runtimeEstimateMs().isPresent()) return new Estimate(job.runtimeEstimateMs().getAsLong());
         // an empty group answers as a missing one does, so creating the groups now changes no prediction
-        return views.computeIfAbsent(userNameKey(job), k -> new Learned(group(k), group(userKey(job))));
+        User u = user(job.user());
+        Learned view = u.views.get(job.name());
+        if (view == null) {
+            view = new Learned(u.named(job.name()), u.all);
+            u.views.put(job.name(), view);
+        }
+        return view;
     }
 
     @Override
@@ -53,18 +59,36 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
     public void observe(JobSpec job, long runMs) {
         if (runMs <= 0) return;
         observations++;
-        group(userNameKey(job)).learn(runMs, observations);
-        group(userKey(job)).learn(runMs, observations);
+        User u = user(job.user());
+        u.named(job.name()).learn(runMs, observations);
+        u.all.learn(runMs, observations);
         global.learn(runMs, observations);
     }
 
-    private History group(String key) {
-        return history.computeIfAbsent(key, k -> new History());
+    private User user(String user) {
+        User u = users.get(user);   // not computeIfAbsent: its lambda would allocate per call
+        if (u == null) {
+            u = new User();
+            users.put(user, u);
+        }
+        return u;
     }
 
-    private static String userNameKey(JobSpec j) { return "un\u0000" + j.user() + "\u0000" + j.name(); }
+    /** One user's groups: all their jobs, and by job name; and the views of their jobs by name (those share one answer). */
+    private static final class User {
+        final History all = new History();
+        final Map<String, History> byName = new HashMap<>();
+        final Map<String, Learned> views = new HashMap<>();
 
-    private static String userKey(JobSpec j) { return "u\u0000" + j.user(); }
+        History named(String name) {
+            History h = byName.get(name);
+            if (h == null) {
+                h = new History();
+                byName.put(name, h);
+            }
+            return h;
+        }
+    }
 
     /** One group's recent run times, and the observation at which it last learned (0: never, and then it is empty). */
     private static final class History {
