@@ -45,6 +45,15 @@ public final class StandingQueue {
 
     public void remove(JobState job) {
         if (inRound) deferred.add(new Object[] {job, Boolean.FALSE});
+        else take(job);
+    }
+
+    /**
+     * Takes a job out of the set. A round starts jobs mostly from the head: polling the head finds it without a
+     * comparison, where a search compares about log2(queue) times through the policy's order.
+     */
+    private void take(JobState job) {
+        if (!set.isEmpty() && set.first() == job) set.pollFirst();
         else set.remove(job);
     }
 
@@ -93,7 +102,7 @@ public final class StandingQueue {
         inRound = false;
         for (Object[] op : deferred) {
             if ((Boolean) op[1]) set.add((JobState) op[0]);
-            else set.remove((JobState) op[0]);
+            else take((JobState) op[0]);
         }
         deferred.clear();
     }
