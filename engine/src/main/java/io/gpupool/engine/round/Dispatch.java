@@ -50,7 +50,7 @@ final class Dispatch {
     private final List<String> started;
     private final List<String> preempted = new ArrayList<>();
     private final Map<String, Status> failedShapes = new HashMap<>();
-    private final Set<ShapeOfTenant> noVictims = new HashSet<>();
+    private final Set<Object> noVictims = new HashSet<>();   // shapes (LATER_JOBS_MAY_PREEMPT_LESS) or ShapeOfTenant
     private boolean noLaterJobPreempts;             // a job earlier in the order might preempt nothing (LATER_JOBS_MAY_PREEMPT_LESS)
     private Map<String, Set<Long>> fencedBehindReservation;   // fence key -> its GPUs and the EASY reservation's; made on first use (most rounds have none)
     private PreemptionPlanner planner;
@@ -246,7 +246,8 @@ final class Dispatch {
             return false;
         }
         // later jobs of the same shape (and tenant, unless the policy says later jobs may preempt less) have no more victims
-        ShapeOfTenant victimKey = new ShapeOfTenant(shape, r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) ? null : job.spec().tenant());
+        // the shape alone is its own key (no record made and hashed per blocked job): a String never equals a ShapeOfTenant
+        Object victimKey = r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) ? shape : new ShapeOfTenant(shape, job.spec().tenant());
         if (noVictims.contains(victimKey)) return false;
         if (planner == null) {
             planner = new PreemptionPlanner(ctx, r.policy.preemption(), r.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST),
