@@ -127,9 +127,30 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
         return indexOf(table, j, levelOf(j, ctx.nowMs()));
     }
 
+    /**
+     * The last job {@link #blockedIndex} worked out, with what its index depends on (the table and the job's attained
+     * GPU-time): a blocked job is asked for by {@link #mayPreemptAny} and then by its plan's bound.
+     */
+    JobState indexedJob;   // package-private: a test asks for it again later
+    private ServiceHistory.Table indexedTable;
+    private double indexedGpuMs;
+    private double indexedValue;
+
+    /** {@link #indexNow} for a blocked job, kept for the next ask while the job, the table and its attained GPU-time are the same. */
+    double blockedIndex(PolicyContext ctx, JobState job) {   // package-private: a test compares it with indexNow
+        double gpuMs = job.attainedGpuMs(ctx.nowMs());
+        if (job != indexedJob || table != indexedTable || gpuMs != indexedGpuMs) {
+            indexedJob = job;
+            indexedTable = table;
+            indexedGpuMs = gpuMs;
+            indexedValue = indexOf(table, job, levels.levelOf(gpuMs / 1000.0));
+        }
+        return indexedValue;
+    }
+
     @Override
     public boolean mayPreemptAny(PolicyContext ctx, JobState job) {
-        return indexNow(ctx, job) > lowestRunning;
+        return blockedIndex(ctx, job) > lowestRunning;
     }
 
     @Override
@@ -145,7 +166,7 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
                 return running.stillGives(inVictimOrder) ? running.storedKey(i) : indexNow(ctx, inVictimOrder.get(i));
             }
 
-            @Override public double boundOf(JobState job) { return indexNow(ctx, job); }
+            @Override public double boundOf(JobState job) { return blockedIndex(ctx, job); }
         };
     }
 

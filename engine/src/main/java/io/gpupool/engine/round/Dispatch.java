@@ -50,7 +50,7 @@ final class Dispatch {
     private final List<String> started;
     private final List<String> preempted = new ArrayList<>();
     private final Map<String, Status> failedShapes = new HashMap<>();
-    private final Set<ShapeOfTenant> noVictims = new HashSet<>();
+    private final Set<Object> noVictims = new HashSet<>();   // shapes (LATER_JOBS_MAY_PREEMPT_LESS) or ShapeOfTenant
     private boolean noLaterJobPreempts;             // a job earlier in the order might preempt nothing (LATER_JOBS_MAY_PREEMPT_LESS)
     private Map<String, Set<Long>> fencedBehindReservation;   // fence key -> its GPUs and the EASY reservation's; made on first use (most rounds have none)
     private PreemptionPlanner planner;
@@ -240,14 +240,17 @@ final class Dispatch {
     /** Preempts the cheapest sufficient set of victims and starts the job; false when the policy allows none that make room. */
     private boolean preemptFor(JobState job, String shape, Fence fence) {
         if (r.policy.preemption() == null || noLaterJobPreempts) return false;
+        // later jobs of the same shape (and tenant, unless the policy says later jobs may preempt less) have no more victims
+        // the shape alone is its own key (no record made and hashed per blocked job): a String never equals a ShapeOfTenant
+        Object victimKey = r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) ? shape : new ShapeOfTenant(shape, job.spec().tenant());
+        // asked before mayPreemptAny (a Gittins index per blocked job), which most of these jobs pass: both answers are
+        // "no". Skipping it may leave noLaterJobPreempts unset, but a later job then plans and finds no victim (the trait)
+        if (noVictims.contains(victimKey)) return false;
         if (!r.policy.preemption().mayPreemptAny(ctx, job)) {
             // it may stop none of the jobs running when the round began; a later job may stop only what it may (the trait)
             if (r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)) noLaterJobPreempts = true;
             return false;
         }
-        // later jobs of the same shape (and tenant, unless the policy says later jobs may preempt less) have no more victims
-        ShapeOfTenant victimKey = new ShapeOfTenant(shape, r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) ? null : job.spec().tenant());
-        if (noVictims.contains(victimKey)) return false;
         if (planner == null) {
             planner = new PreemptionPlanner(ctx, r.policy.preemption(), r.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST),
                     r.pipeline, j -> cycle(j, r.jobs.fence(j, nowMs), null), r.idleGpus);

@@ -128,6 +128,15 @@ class StandingVictimOrderTest {
             assertThat(las.highestQueue).as(what).isEqualTo(highest);
         }
         if (policy instanceof GittinsPolicy gittins) {
+            // the blocked job's kept index: first the job last asked for (in a round or a check), now later or with
+            // another table, then every job twice (the second answer is the kept one), the running ones first: a
+            // pending job is left kept, whose attained time stays while the table may change before the next check
+            JobState last = gittins.indexedJob;
+            if (last != null) assertThat(gittins.blockedIndex(ctx, last)).as(what + ": kept index of " + last.id()).isEqualTo(gittins.indexNow(ctx, last));
+            for (JobState job : jobs.reversed()) {
+                assertThat(gittins.blockedIndex(ctx, job)).as(what + ": index of " + job.id()).isEqualTo(gittins.indexNow(ctx, job));
+                assertThat(gittins.blockedIndex(ctx, job)).as(what + ": index of " + job.id() + " again").isEqualTo(gittins.indexNow(ctx, job));
+            }
             assertThat(gittins.nextReevaluationMs(ctx)).as(what).isEqualTo(gittins.nextCrossingScanned(ctx));
             double lowest = Double.POSITIVE_INFINITY;
             for (JobState j : s.runningJobs()) lowest = Math.min(lowest, gittins.indexNow(ctx, j));
