@@ -46,8 +46,7 @@ final class FairnessTerms {
     JobQueue queue(PolicyContext ctx, int pendingCount, int contending, double poolGpus) {
         apply(ctx);
         if (pendingCount != size) return null;
-        if (!views.of(ctx.predictor())) retrack(ctx.predictor());
-        views.refresh();
+        views.follow(ctx.predictor(), jobs, size, viewOf);
         long now = ctx.nowMs();
         double[] keys = new double[Math.max(1, size)];
         for (int i = 0; i < size; i++) {
@@ -78,7 +77,7 @@ final class FairnessTerms {
         attainedMs[size] = j.attainedMs(nowMs);   // a job told as queued and not told as dequeued since is pending: fixed
         limitMs[size] = j.spec().timeLimitMs().orElse(-1);
         gpus[size] = j.gpuUnits();
-        viewOf[size] = views.of(null) ? -1 : views.use(j);   // -1: no predictor yet (retrack makes it)
+        viewOf[size] = views.of(null) ? -1 : views.use(j);   // -1: no predictor yet (the next queue makes it)
         size++;
     }
 
@@ -109,11 +108,5 @@ final class FairnessTerms {
         limitMs = Arrays.copyOf(limitMs, n);
         gpus = Arrays.copyOf(gpus, n);
         viewOf = Arrays.copyOf(viewOf, n);
-    }
-
-    /** Another predictor: every job's view is made again. */
-    private void retrack(RuntimePredictor p) {
-        views.reset(p);
-        for (int i = 0; i < size; i++) viewOf[i] = views.use(jobs[i]);
     }
 }

@@ -73,6 +73,18 @@ public final class PredictionViews {
         free[freeCount++] = k;
     }
 
+    /**
+     * Brings the views of {@code jobs[0..size)} up to date before a round reads them: made again of {@code p} where
+     * they are of another predictor (each job's index into {@code viewOf}), then {@link #refresh refreshed}.
+     */
+    public void follow(RuntimePredictor p, JobState[] jobs, int size, int[] viewOf) {
+        if (!of(p)) {
+            reset(p);
+            for (int i = 0; i < size; i++) viewOf[i] = use(jobs[i]);
+        }
+        refresh();
+    }
+
     /** Reads again the views whose answer may have changed since they were read: none while the predictor's version stands. */
     public void refresh() {
         long v = predictor.version();

@@ -60,11 +60,7 @@ final class RunningTerms {
      * computes the same from each job); the arrays are new, of length {@link #size()}.
      */
     void fill(PolicyContext ctx, JobState[] outJobs, long[] outEnd, long[] outSeq) {
-        if (!views.of(ctx.predictor())) {
-            views.reset(ctx.predictor());
-            for (int i = 0; i < size; i++) viewOf[i] = views.use(jobs[i]);
-        }
-        views.refresh();
+        views.follow(ctx.predictor(), jobs, size, viewOf);
         long now = ctx.nowMs();
         for (int i = 0; i < size; i++) {
             long predicted = views.ms(viewOf[i]);
