@@ -78,6 +78,21 @@ gpupool_simulate_is_short() {
   return 0
 }
 
+# How much C2 inlines at hot calls (its default: methods up to 325 bytecodes). Less inlining makes each compile
+# cheaper and recompiling after a failed speculation cheaper still; C2 then reaches the replay's hot paths sooner, and
+# the code it makes is hardly slower. A run of several policies inlines least: its replays share the cores with the
+# compiler, and each policy's types make the shared round code compile again. Measured: docs/benchmarks.md,
+# "Smaller compile units".
+gpupool_simulate_inlining() {
+  gpupool_simulate_prev=""; gpupool_simulate_n=0
+  for a in "$@"; do
+    case "$gpupool_simulate_prev" in --policy) gpupool_simulate_n=$((gpupool_simulate_n + 1)); case "$a" in *,*) gpupool_simulate_n=2 ;; esac ;; esac
+    case "$a" in --policy=*) gpupool_simulate_n=$((gpupool_simulate_n + 1)); case "$a" in *,*) gpupool_simulate_n=2 ;; esac ;; esac
+    gpupool_simulate_prev="$a"
+  done
+  if [ "$gpupool_simulate_n" -gt 1 ]; then echo -XX:FreqInlineSize=60; else echo -XX:FreqInlineSize=100; fi
+}
+
 gpupool_simulate_cached() {
   gpupool_simulate_java="$1"; gpupool_simulate_jar="$2"; gpupool_simulate_dir="$3"; shift 3
   [ "${1:-}" = simulate ] && [ "${GPUPOOL_AOT:-1}" != 0 ] || return 0
@@ -86,10 +101,11 @@ gpupool_simulate_cached() {
   gpupool_simulate_is_short "$@" || return 0
   gpupool_simulate_kind="$(gpupool_simulate_kind "$@")"
   gpupool_simulate_cache="$gpupool_simulate_dir/simulate-$gpupool_simulate_kind.aot"
+  gpupool_simulate_jit="$(gpupool_simulate_inlining "$@")"
   # The JVM's notes on the cache (a class it skips, a cache it cannot use) go to stderr, or nowhere.
   if [ "$gpupool_simulate_cache" -nt "$gpupool_simulate_jar" ]; then
     # shellcheck disable=SC2046,SC2086  # lists of options
-    exec "$gpupool_simulate_java" $(gpupool_java_options simulate) -XX:+UseSerialGC "-XX:AOTCache=$gpupool_simulate_cache" \
+    exec "$gpupool_simulate_java" $(gpupool_java_options simulate) -XX:+UseSerialGC $gpupool_simulate_jit "-XX:AOTCache=$gpupool_simulate_cache" \
       -Xlog:aot*=off -Xlog:cds*=off -XX:+DisplayVMOutputToStderr ${GPUPOOL_JAVA_OPTS:-} -jar "$gpupool_simulate_jar" simulate "$@"
   fi
   # No cache (or a place it cannot be written): run without one.
@@ -102,7 +118,7 @@ gpupool_simulate_cached() {
   # through a file: POSIX sh has no PIPESTATUS.
   set +e
   # shellcheck disable=SC2046,SC2086  # lists of options
-  { { "$gpupool_simulate_java" $(gpupool_java_options simulate) -XX:+UseSerialGC $gpupool_simulate_train \
+  { { "$gpupool_simulate_java" $(gpupool_java_options simulate) -XX:+UseSerialGC $gpupool_simulate_jit $gpupool_simulate_train \
         "-XX:AOTCacheOutput=$gpupool_simulate_out" -Xlog:aot*=off -Xlog:cds*=off -XX:+DisplayVMOutputToStderr \
         ${GPUPOOL_JAVA_OPTS:-} -jar "$gpupool_simulate_jar" simulate "$@" 2>&1 1>&3 3>&-
       echo $? >"$gpupool_simulate_out.rc"; } \

@@ -190,6 +190,37 @@ class BundleContentsTest {
         assertThat(fileNames(dir)).containsExactlyInAnyOrder(lasCache.getFileName().toString(), "simulate-replay-synthetic-fcfs.aot");
     }
 
+    /**
+     * The launcher's short replays inline less at C2's hot calls (cheaper compiles, see simulate-cache.sh), and least
+     * when several policies share the cores; a user's own setting in GPUPOOL_JAVA_OPTS wins.
+     */
+    @Test
+    void shortSimulateRunsInlineLessAndLeastForSeveralPolicies() throws Exception {
+        Map<String, String> env = new HashMap<>();
+        env.put("JAVA_HOME", System.getProperty("java.home"));
+        env.put("XDG_CACHE_HOME", tmp.resolve("inline-cache").toString());
+        env.put("GPUPOOL_JAVA_OPTS", "-XX:+PrintCommandLineFlags");
+        String launcher = bundle.resolve("bin/gpupool").toString();
+        java.util.function.Function<String, Run> replay = policies -> {
+            try {
+                return run(tmp, env, launcher, "simulate", "--synthetic", "300", "--seed", "5", "--cluster", "2x8:A100-80GB",
+                        "--policy", policies, "--quiet", "--output", "csv");
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        };
+        Run one = replay.apply("las"), several = replay.apply("las,fcfs");
+        assertThat(one.exitCode()).as(one.stderr()).isZero();
+        assertThat(several.exitCode()).as(several.stderr()).isZero();
+        // the JVM prints its flags with its other notes, on stderr
+        assertThat(one.stderr()).contains("-XX:FreqInlineSize=100").doesNotContain("-XX:FreqInlineSize=60");
+        assertThat(several.stderr()).contains("-XX:FreqInlineSize=60").doesNotContain("-XX:FreqInlineSize=100");
+        env.put("GPUPOOL_JAVA_OPTS", "-XX:+PrintCommandLineFlags -XX:FreqInlineSize=200");
+        Run own = replay.apply("las");
+        assertThat(own.exitCode()).as(own.stderr()).isZero();
+        assertThat(own.stderr()).contains("-XX:FreqInlineSize=200").doesNotContain("-XX:FreqInlineSize=100");
+    }
+
     private static List<String> fileNames(Path dir) throws IOException {
         try (var files = Files.list(dir)) {
             return files.map(f -> f.getFileName().toString()).toList();

@@ -147,123 +147,165 @@ public final class Simulator {
     }
 
     public SimulationResult run(Trace trace) {
-        Map<String, Active> active = new HashMap<>();
-        Scheduler scheduler = new Scheduler(cluster, config, id -> ranAtMost(active.get(id).job));
-        if (predictor != null) scheduler.setPredictor(predictor.get());
-        scheduler.setBatchPlacer(batchPlacer);
-        for (ReservationsFile.Entry e : reservations) {
-            try {
-                scheduler.reserve(e.request(), 0);
-            } catch (SpecException refused) {
-                throw new SpecException(e.where(), refused.field(), refused.rule());
-            }
+        try (Trace.Cursor cursor = trace.open()) {
+            Replay replay = new Replay(trace, cursor);
+            // one call per instant: the JIT compiles the instant's work as methods, not as one on-stack replacement of
+            // this loop per replay (each policy's first deoptimization recompiled the whole inlined loop)
+            while (replay.instant()) { }
+            return replay.finish();
         }
-        SimulationRecorder rec = new SimulationRecorder(scheduler.cluster(), config.tenants(), fairnessWindowMs, energy);
-        NodePower power = null;
-        if (powerDown != null) {
-            power = new NodePower(scheduler, powerDown, rec.power());
-            rec.powerDown(powerDown.describe());
-        }
-        WorkflowGate workflows = new WorkflowGate();
+    }
+
+    /** One replay's state: the engine, the recorder, the pending completions and the trace's next job. */
+    private final class Replay {
+        final Trace trace;
+        final Trace.Cursor cursor;
+        final Map<String, Active> active = new HashMap<>();
+        final Scheduler scheduler;
+        final SimulationRecorder rec;
+        final NodePower power;
+        final WorkflowGate workflows = new WorkflowGate();
         // by time, then by scheduling order (one comparison, no key extractors: the heap compares at every event)
-        PriorityQueue<Completion> completions = new PriorityQueue<>((a, b) ->
+        final PriorityQueue<Completion> completions = new PriorityQueue<>((a, b) ->
                 a.atMs() != b.atMs() ? Long.compare(a.atMs(), b.atMs()) : Long.compare(a.seq(), b.seq()));
-        long total = trace.stats().jobs();
+        final long total;
         long completionSeq = 0, rounds = 0, preemptions = 0, finished = 0, lastProgress = 0;
         long now = 0;
-        try (Trace.Cursor cursor = trace.open()) {
-            TraceJob next = cursor.hasNext() ? cursor.next() : null;
-            while (true) {
-                while (!completions.isEmpty() && completions.peek().stale()) completions.poll();
-                long tArrival = next != null ? next.spec().submitTimeMs() : Long.MAX_VALUE;
-                long tDone = completions.isEmpty() ? Long.MAX_VALUE : completions.peek().atMs();
-                long tPolicy = scheduler.nextReevaluationMs(now).orElse(Long.MAX_VALUE);
-                long tPower = power == null ? Long.MAX_VALUE : power.nextEventMs(now);
-                long t = Math.min(Math.min(tArrival, tPower), Math.min(tDone, tPolicy));
-                if (t == Long.MAX_VALUE) break;
-                now = Math.max(now, t);
-                rec.advanceTo(now);
-                while (!completions.isEmpty() && completions.peek().atMs() <= now) {
-                    Completion c = completions.poll();
-                    if (c.stale()) continue;
-                    Active a = c.job();
-                    // what it ran: all of its duration, or up to the limit that stopped it (over all its runs)
-                    long ranMs = c.timeout() ? scheduler.job(c.jobId()).attainedMs(now) : a.job.durationMs();
-                    scheduler.complete(c.jobId(), now);
-                    JobState j = scheduler.job(c.jobId());
-                    JobSpec s = a.job.spec();
-                    JobOutcome o = new JobOutcome(s.id(), s.tenant(), s.submitTimeMs(), j.firstStartMs(), j.endMs(),
-                            ranMs, j.gpuUnits(), j.waitedMs(j.endMs()), j.preemptions(), c.timeout());
-                    rec.completed(s, o, a.nodes);
-                    workflows.completed(a.job, scheduler);
-                    onJobDone.accept(o);
-                    active.remove(c.jobId());
-                    scheduler.forget(c.jobId());
-                    finished++;
+        TraceJob next;
+
+        Replay(Trace trace, Trace.Cursor cursor) {
+            this.trace = trace;
+            this.cursor = cursor;
+            scheduler = new Scheduler(cluster, config, id -> ranAtMost(active.get(id).job));
+            if (predictor != null) scheduler.setPredictor(predictor.get());
+            scheduler.setBatchPlacer(batchPlacer);
+            for (ReservationsFile.Entry e : reservations) {
+                try {
+                    scheduler.reserve(e.request(), 0);
+                } catch (SpecException refused) {
+                    throw new SpecException(e.where(), refused.field(), refused.rule());
                 }
-                while (next != null && next.spec().submitTimeMs() <= now) {
-                    JobSpec s = next.spec();
-                    String never = workflows.refusal(next, active.keySet());
-                    // before submit: the oracle may be asked at once; a job of the same id still tracked keeps its entry
-                    // (the scheduler refuses the newcomer), so its completion still ends it
-                    boolean tracked = active.putIfAbsent(s.id(), new Active(next)) == null;
-                    SubmitResult r = never == null ? scheduler.submit(s, now) : null;
-                    if (r != null && r.accepted()) {
-                        rec.submitted(s);
-                        workflows.queued(next, scheduler);
-                    } else if (r == null) {
-                        if (tracked) active.remove(s.id());
-                        rec.rejected(s, never);
-                        finished++;
-                    } else {
-                        if (tracked) active.remove(s.id());
-                        rec.rejected(s, r.reason());
-                        scheduler.forget(s.id());
-                        finished++;
-                    }
-                    next = cursor.hasNext() ? cursor.next() : null;
-                }
-                if (power != null) power.beforeRound(now);
-                RoundResult round = scheduler.schedule(now);
-                rounds++;
-                // indexed loops over the round's lists: no iterator per instant
-                List<String> preempted = round.preempted(), started = round.started();
-                preemptions += preempted.size();
-                for (int k = 0; k < preempted.size(); k++) {
-                    Active a = active.get(preempted.get(k));
-                    a.version++;
-                    rec.preempted(a.job.spec(), a.nodes);
-                }
-                for (int k = 0; k < started.size(); k++) {
-                    String id = started.get(k);
-                    Active a = active.get(id);
-                    JobState j = scheduler.job(id);
-                    a.version++;
-                    a.nodes = nodesOf(j);
-                    rec.started(a.job.spec(), a.nodes);
-                    rec.runsOn(a.job.spec(), j.allocation().replicas());
-                    long remaining = Math.max(1, a.job.durationMs() - j.attainedMs(now));
-                    long limit = a.job.spec().timeLimitMs().orElse(Long.MAX_VALUE);
-                    completions.add(new Completion(now + Math.min(remaining, limit), completionSeq++, a, a.version, limit < remaining));
-                }
-                if (power != null) power.afterRound(now);
-                rec.instantDone();
-                if (finished - lastProgress >= 1000) {
-                    progress.update(finished, total);
-                    lastProgress = finished;
-                }
-                if (next == null && completions.isEmpty() && scheduler.runningJobs().isEmpty() && scheduler.nextReevaluationMs(now).isEmpty()
-                        && (power == null || !power.waking())) break;
+            }
+            rec = new SimulationRecorder(scheduler.cluster(), config.tenants(), fairnessWindowMs, energy);
+            if (powerDown != null) {
+                power = new NodePower(scheduler, powerDown, rec.power());
+                rec.powerDown(powerDown.describe());
+            } else {
+                power = null;
+            }
+            total = trace.stats().jobs();
+            next = cursor.hasNext() ? cursor.next() : null;
+        }
+
+        /** Moves to the next instant with an event and plays it; false when nothing is left to happen. */
+        boolean instant() {
+            while (!completions.isEmpty() && completions.peek().stale()) completions.poll();
+            long tArrival = next != null ? next.spec().submitTimeMs() : Long.MAX_VALUE;
+            long tDone = completions.isEmpty() ? Long.MAX_VALUE : completions.peek().atMs();
+            long tPolicy = scheduler.nextReevaluationMs(now).orElse(Long.MAX_VALUE);
+            long tPower = power == null ? Long.MAX_VALUE : power.nextEventMs(now);
+            long t = Math.min(Math.min(tArrival, tPower), Math.min(tDone, tPolicy));
+            if (t == Long.MAX_VALUE) return false;
+            now = Math.max(now, t);
+            rec.advanceTo(now);
+            completeDue();
+            admitArrivals();
+            if (power != null) power.beforeRound(now);
+            RoundResult round = scheduler.schedule(now);
+            rounds++;
+            applyRound(round);
+            if (power != null) power.afterRound(now);
+            rec.instantDone();
+            if (finished - lastProgress >= 1000) {
+                progress.update(finished, total);
+                lastProgress = finished;
+            }
+            return !(next == null && completions.isEmpty() && scheduler.runningJobs().isEmpty()
+                    && scheduler.nextReevaluationMs(now).isEmpty() && (power == null || !power.waking()));
+        }
+
+        /** The runs that end now: the engine completes them and the recorder and workflows learn their outcome. */
+        void completeDue() {
+            while (!completions.isEmpty() && completions.peek().atMs() <= now) {
+                Completion c = completions.poll();
+                if (c.stale()) continue;
+                Active a = c.job();
+                // what it ran: all of its duration, or up to the limit that stopped it (over all its runs)
+                long ranMs = c.timeout() ? scheduler.job(c.jobId()).attainedMs(now) : a.job.durationMs();
+                scheduler.complete(c.jobId(), now);
+                JobState j = scheduler.job(c.jobId());
+                JobSpec s = a.job.spec();
+                JobOutcome o = new JobOutcome(s.id(), s.tenant(), s.submitTimeMs(), j.firstStartMs(), j.endMs(),
+                        ranMs, j.gpuUnits(), j.waitedMs(j.endMs()), j.preemptions(), c.timeout());
+                rec.completed(s, o, a.nodes);
+                workflows.completed(a.job, scheduler);
+                onJobDone.accept(o);
+                active.remove(c.jobId());
+                scheduler.forget(c.jobId());
+                finished++;
             }
         }
-        // nothing runs and nothing will arrive: what is still queued can never start (quota, policy rules)
-        Map<String, String> unfinished = new LinkedHashMap<>();
-        for (JobState j : scheduler.pendingJobs()) {
-            if (unfinished.size() < 20) unfinished.put(j.id(), "never started: " + j.waitReason());
+
+        /** The trace's jobs submitted by now, in trace order: queued, or refused with the reason. */
+        void admitArrivals() {
+            while (next != null && next.spec().submitTimeMs() <= now) {
+                JobSpec s = next.spec();
+                String never = workflows.refusal(next, active.keySet());
+                // before submit: the oracle may be asked at once; a job of the same id still tracked keeps its entry
+                // (the scheduler refuses the newcomer), so its completion still ends it
+                boolean tracked = active.putIfAbsent(s.id(), new Active(next)) == null;
+                SubmitResult r = never == null ? scheduler.submit(s, now) : null;
+                if (r != null && r.accepted()) {
+                    rec.submitted(s);
+                    workflows.queued(next, scheduler);
+                } else if (r == null) {
+                    if (tracked) active.remove(s.id());
+                    rec.rejected(s, never);
+                    finished++;
+                } else {
+                    if (tracked) active.remove(s.id());
+                    rec.rejected(s, r.reason());
+                    scheduler.forget(s.id());
+                    finished++;
+                }
+                next = cursor.hasNext() ? cursor.next() : null;
+            }
         }
-        progress.update(total, total);
-        return rec.finish(config.policy() + (batchPlacer == null ? "" : "+batch:" + batchPlacer.name()), config.placement().label(), trace.label(), scheduler.pendingJobs().size(), unfinished,
-                preemptions, rounds);
+
+        /** The round's preemptions make their pending completions stale; each start schedules its completion. */
+        void applyRound(RoundResult round) {
+            // indexed loops over the round's lists: no iterator per instant
+            List<String> preempted = round.preempted(), started = round.started();
+            preemptions += preempted.size();
+            for (int k = 0; k < preempted.size(); k++) {
+                Active a = active.get(preempted.get(k));
+                a.version++;
+                rec.preempted(a.job.spec(), a.nodes);
+            }
+            for (int k = 0; k < started.size(); k++) {
+                String id = started.get(k);
+                Active a = active.get(id);
+                JobState j = scheduler.job(id);
+                a.version++;
+                a.nodes = nodesOf(j);
+                rec.started(a.job.spec(), a.nodes);
+                rec.runsOn(a.job.spec(), j.allocation().replicas());
+                long remaining = Math.max(1, a.job.durationMs() - j.attainedMs(now));
+                long limit = a.job.spec().timeLimitMs().orElse(Long.MAX_VALUE);
+                completions.add(new Completion(now + Math.min(remaining, limit), completionSeq++, a, a.version, limit < remaining));
+            }
+        }
+
+        /** The result; what is still queued can never start (nothing runs and nothing will arrive: quota, policy rules). */
+        SimulationResult finish() {
+            Map<String, String> unfinished = new LinkedHashMap<>();
+            for (JobState j : scheduler.pendingJobs()) {
+                if (unfinished.size() < 20) unfinished.put(j.id(), "never started: " + j.waitReason());
+            }
+            progress.update(total, total);
+            return rec.finish(config.policy() + (batchPlacer == null ? "" : "+batch:" + batchPlacer.name()), config.placement().label(),
+                    trace.label(), scheduler.pendingJobs().size(), unfinished, preemptions, rounds);
+        }
     }
 
     /** What the job runs for in one go: its duration, or its time limit when that is shorter. */
