@@ -50,7 +50,9 @@ final class Dispatch {
     private final List<String> started;
     private final List<String> preempted = new ArrayList<>();
     private final Map<String, Status> failedShapes = new HashMap<>();
-    private final Set<Object> noVictims = new HashSet<>();   // shapes (LATER_JOBS_MAY_PREEMPT_LESS) or ShapeOfTenant
+    // shapes whose later jobs have no victims in this round, per tenant (a key per blocked job would be made and hashed
+    // at every one: it was most of fair-share's allocation); LATER_JOBS_MAY_PREEMPT_LESS keys by shape alone (tenant null)
+    private final Map<String, Set<String>> noVictims = new HashMap<>();
     private boolean noLaterJobPreempts;             // a job earlier in the order might preempt nothing (LATER_JOBS_MAY_PREEMPT_LESS)
     private Map<String, Set<Long>> fencedBehindReservation;   // fence key -> its GPUs and the EASY reservation's; made on first use (most rounds have none)
     private PreemptionPlanner planner;
@@ -80,8 +82,6 @@ final class Dispatch {
         this.backfillLeft = round.policy.traits().backfillDepth();
         this.mayStopEarly = fullRound && round.stopWalks && round.policy.traits().blocking() == BlockingMode.SKIP;
     }
-
-    private record ShapeOfTenant(String shape, String tenant) {}
 
     RoundResult walk() {
         PolicyTraits traits = r.policy.traits();
@@ -241,11 +241,11 @@ final class Dispatch {
     private boolean preemptFor(JobState job, String shape, Fence fence) {
         if (r.policy.preemption() == null || noLaterJobPreempts) return false;
         // later jobs of the same shape (and tenant, unless the policy says later jobs may preempt less) have no more victims
-        // the shape alone is its own key (no record made and hashed per blocked job): a String never equals a ShapeOfTenant
-        Object victimKey = r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) ? shape : new ShapeOfTenant(shape, job.spec().tenant());
+        String victimTenant = r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) ? null : job.spec().tenant();
+        Set<String> shapesWithout = noVictims.get(victimTenant);
         // asked before mayPreemptAny (a Gittins index per blocked job), which most of these jobs pass: both answers are
         // "no". Skipping it may leave noLaterJobPreempts unset, but a later job then plans and finds no victim (the trait)
-        if (noVictims.contains(victimKey)) return false;
+        if (shapesWithout != null && shapesWithout.contains(shape)) return false;
         if (!r.policy.preemption().mayPreemptAny(ctx, job)) {
             // it may stop none of the jobs running when the round began; a later job may stop only what it may (the trait)
             if (r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)) noLaterJobPreempts = true;
@@ -257,7 +257,7 @@ final class Dispatch {
         }
         List<JobState> victims = planner.plan(job);
         if (victims == null) {
-            noVictims.add(victimKey);
+            noVictims.computeIfAbsent(victimTenant, t -> new HashSet<>()).add(shape);
             return false;
         }
         for (JobState v : victims) {
