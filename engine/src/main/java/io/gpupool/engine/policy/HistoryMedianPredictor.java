@@ -42,7 +42,7 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
         if (job.runtimeEstimateMs().isPresent()) return new Estimate(job.runtimeEstimateMs().getAsLong());
         // an empty group answers as a missing one does, so creating the groups now changes no prediction
         User u = user(job.user());
-        Learned view = u.views.get(job.name());
+        Learned view = u.views.get(job.name());   // not computeIfAbsent: a lambda capturing u would be made per call
         if (view == null) {
             view = new Learned(u.named(job.name()), u.all);
             u.views.put(job.name(), view);
@@ -66,12 +66,7 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
     }
 
     private User user(String user) {
-        User u = users.get(user);   // not computeIfAbsent: its lambda would allocate per call
-        if (u == null) {
-            u = new User();
-            users.put(user, u);
-        }
-        return u;
+        return users.computeIfAbsent(user, k -> new User());   // a lambda that captures nothing: no allocation per call
     }
 
     /** One user's groups: all their jobs, and by job name; and the views of their jobs by name (those share one answer). */
@@ -81,12 +76,7 @@ public final class HistoryMedianPredictor implements RuntimePredictor {
         final Map<String, Learned> views = new HashMap<>();
 
         History named(String name) {
-            History h = byName.get(name);
-            if (h == null) {
-                h = new History();
-                byName.put(name, h);
-            }
-            return h;
+            return byName.computeIfAbsent(name, k -> new History());
         }
     }
 

@@ -32,7 +32,7 @@ class IdleGpuCountsTest {
         int ruledOut = 0, fits = 0;
         for (long seed = 1; seed <= 40; seed++) {
             SplittableRandom rnd = new SplittableRandom(seed);
-            Scheduler s = new Scheduler(TestPools.pool(6, 8, TestPools.A100), SchedulerConfig.defaults("fcfs"));
+            Scheduler s = sixA100Nodes();
             IdleGpuCounts counts = new IdleGpuCounts();
             long now = 0;
             int next = 0;
@@ -44,15 +44,12 @@ class IdleGpuCountsTest {
                 if (rnd.nextInt(8) == 0) s.setGpuHealthy("a100-80gb-" + rnd.nextInt(6), rnd.nextInt(8), rnd.nextInt(3) > 0);
                 s.schedule(now);
                 // a whole-GPU job that waits (never scheduled: no round runs before the check)
-                JobSpec spec = JobSpec.builder("probe" + step).submitMs(now).shape(rnd.nextInt(1, 4), 1 << rnd.nextInt(4)).build();
+                JobSpec spec = probe(rnd, "probe" + step, now);
                 now += 1;
                 s.submit(spec, now);
                 JobState probe = s.job(spec.id());
-                List<JobState> listed = new ArrayList<>(s.runningJobs());
-                java.util.Collections.shuffle(listed, new java.util.Random(rnd.nextLong()));
-                JobState[] victims = listed.toArray(new JobState[0]);
-                int[] runOf = new int[victims.length];
-                for (int i = 0; i < victims.length; i++) runOf[i] = victims[i].preemptions();
+                JobState[] victims = inRandomOrder(s.runningJobs(), rnd);
+                int[] runOf = runsOf(victims);
                 if (victims.length > 0 && rnd.nextInt(4) == 0) {
                     // one listed victim was preempted since (it holds nothing now): the counts must skip it
                     s.preempt(victims[rnd.nextInt(victims.length)].id(), now);
@@ -95,7 +92,7 @@ class IdleGpuCountsTest {
         int asks = 0, reused = 0, ruledOut = 0;
         for (long seed = 1; seed <= 40; seed++) {
             SplittableRandom rnd = new SplittableRandom(seed);
-            Scheduler s = new Scheduler(TestPools.pool(6, 8, TestPools.A100), SchedulerConfig.defaults("fcfs"));
+            Scheduler s = sixA100Nodes();
             IdleGpuCounts kept = new IdleGpuCounts();
             long now = 0;
             int next = 0;
@@ -128,8 +125,7 @@ class IdleGpuCountsTest {
                 JobState[] list;
                 int kind = rnd.nextInt(5);
                 if (victims.length < 2 || kind == 0) {
-                    java.util.Collections.shuffle(running, new java.util.Random(rnd.nextLong()));
-                    list = running.toArray(new JobState[0]);
+                    list = inRandomOrder(running, rnd);
                 } else {
                     list = victims.clone();
                     if (kind == 1) {
@@ -143,8 +139,7 @@ class IdleGpuCountsTest {
                         if (!unlisted.isEmpty()) list[rnd.nextInt(list.length)] = unlisted.get(rnd.nextInt(unlisted.size()));
                     }
                 }
-                int[] runs = new int[list.length];
-                for (int i = 0; i < list.length; i++) runs[i] = list[i].preemptions();
+                int[] runs = runsOf(list);
                 if (Arrays.equals(list, victims) && Arrays.equals(runs, runOf) && s.cluster().version() == before) reused++;
                 victims = list;
                 runOf = runs;
@@ -152,7 +147,7 @@ class IdleGpuCountsTest {
                 for (int ask = 0; ask < 4; ask++) {
                     int to = rnd.nextInt(victims.length + 1);
                     // a waiting whole-GPU job (queued and withdrawn without a round: the cluster does not change)
-                    JobSpec spec = JobSpec.builder("probe" + round + "-" + ask).submitMs(now).shape(rnd.nextInt(1, 4), 1 << rnd.nextInt(4)).build();
+                    JobSpec spec = probe(rnd, "probe" + round + "-" + ask, now);
                     s.submit(spec, now);
                     JobState probe = s.job(spec.id());
                     boolean expected = countedPlainly(s, probe, victims, runOf, to);
@@ -172,6 +167,28 @@ class IdleGpuCountsTest {
      * The count by its definition: with the listed victims of [0, to) still in their run released, the replicas the
      * nodes' idle (fully free) GPUs hold, summed over the nodes, reach the job's.
      */
+    private static Scheduler sixA100Nodes() {
+        return new Scheduler(TestPools.pool(6, 8, TestPools.A100), SchedulerConfig.defaults("fcfs"));
+    }
+
+    /** A whole-GPU job of 1-3 replicas of 1, 2, 4 or 8 GPUs. */
+    private static JobSpec probe(SplittableRandom rnd, String id, long now) {
+        return JobSpec.builder(id).submitMs(now).shape(rnd.nextInt(1, 4), 1 << rnd.nextInt(4)).build();
+    }
+
+    private static JobState[] inRandomOrder(java.util.Collection<JobState> jobs, SplittableRandom rnd) {
+        List<JobState> list = new ArrayList<>(jobs);
+        java.util.Collections.shuffle(list, new java.util.Random(rnd.nextLong()));
+        return list.toArray(new JobState[0]);
+    }
+
+    /** Each job's preemption count: the run it is in. */
+    private static int[] runsOf(JobState[] jobs) {
+        int[] runs = new int[jobs.length];
+        for (int i = 0; i < jobs.length; i++) runs[i] = jobs[i].preemptions();
+        return runs;
+    }
+
     private static boolean countedPlainly(Scheduler s, JobState job, JobState[] victims, int[] runOf, int to) {
         ClusterState cluster = s.cluster();
         int mark = cluster.checkpoint();
