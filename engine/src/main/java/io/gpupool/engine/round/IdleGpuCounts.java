@@ -99,6 +99,26 @@ final class IdleGpuCounts {
         return nodes > 0 && replicas >= job.spec().shape().replicas();
     }
 
+    /**
+     * After {@link #couldHold} said true for {@code victims[from, to)}: the end of the shortest range {@code [from, e)}
+     * with which the counts still say the job could fit (no shorter range could hold it). {@code from + 1} for a job the
+     * counts do not decide (not whole-GPU). Walks the cursor down from {@code to}: steps, not placements.
+     */
+    int shortestHolding(JobState job, int from, int to) {
+        int perReplica = job.spec().shape().gpusPerReplica();
+        if (perReplica == 0 || !job.spec().share().isWhole()) return from + 1;
+        int replicas = job.spec().shape().replicas();
+        moveTo(to - from);
+        while (at > 1) {
+            moveTo(at - 1);
+            if (replicasOf[perReplica] < replicas) {
+                moveTo(at + 1);
+                break;
+            }
+        }
+        return from + at;
+    }
+
     private void restart(int from) {
         version = cluster.version();
         this.from = from;

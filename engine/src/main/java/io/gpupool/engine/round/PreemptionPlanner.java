@@ -48,6 +48,7 @@ final class PreemptionPlanner {
     private final IdleGpuCounts idle;
     private int end;               // cheapest: one past the last candidate it took
     private final int[] picked = new int[MAX_CANDIDATES];   // cheapest: the candidates' places in byCost
+    private final int[] allowedAt = new int[MAX_CANDIDATES];   // plan: the allowed victims' places in byCost
 
     PreemptionPlanner(PolicyContext ctx, Preemption policy, boolean allowedVictimsComeFirst, PlacementPipeline pipeline,
                       Function<JobState, CycleState> cycles, IdleGpuCounts idle) {
@@ -89,27 +90,41 @@ final class PreemptionPlanner {
         int count = cheapest(job);
         // the candidates are among byCost[first, end): when even all of those gone leave too few idle GPUs, no set does
         if (count == 0 || !idle.couldHold(job, first, end)) return null;
-        List<JobState> candidates = new ArrayList<>(count);
-        for (int k = 0; k < count; k++) candidates.add(byCost[picked[k]]);
+        // the policy's say on each candidate given those allowed before it (it reads the ledger, not the cluster)
+        List<JobState> allowed = new ArrayList<>(count);
+        for (int k = 0; k < count; k++) {
+            JobState v = byCost[picked[k]];
+            if (!policy.mayAlsoPreempt(ctx, job, v, allowed)) continue;
+            allowedAt[allowed.size()] = picked[k];
+            allowed.add(v);
+        }
+        if (allowed.isEmpty()) return null;
+        // no shorter prefix than `least` could hold the job by counting: the first placement tried is after it
+        int holdsFrom = idle.shortestHolding(job, first, end);
+        int least = 0;
+        while (least < allowed.size() - 1 && allowedAt[least] < holdsFrom - 1) least++;
+        least++;
         ClusterState cluster = ctx.cluster();
         int mark = cluster.checkpoint();
         try {
-            // one placement says whether all allowed victims together make room; most blocked jobs stop here
-            List<JobState> allowed = new ArrayList<>();
-            int all = cluster.checkpoint();
-            for (JobState v : candidates) {
-                if (!policy.mayAlsoPreempt(ctx, job, v, allowed)) continue;
-                cluster.release(v.allocation());
-                allowed.add(v);
-            }
-            boolean enough = !allowed.isEmpty() && fits(cluster, job);
-            cluster.rollback(all);
-            if (!enough) return null;
             List<JobState> chosen = new ArrayList<>();
-            for (JobState v : allowed) {
-                cluster.release(v.allocation());
-                chosen.add(v);
-                if (fits(cluster, job)) break;
+            for (int i = 0; i < least; i++) {
+                cluster.release(allowed.get(i).allocation());
+                chosen.add(allowed.get(i));
+            }
+            if (!fits(cluster, job)) {
+                if (least == allowed.size()) return null;
+                // one placement says whether all allowed victims together make room; a job they do not stops here
+                int some = cluster.checkpoint();
+                for (int i = least; i < allowed.size(); i++) cluster.release(allowed.get(i).allocation());
+                boolean enough = fits(cluster, job);
+                cluster.rollback(some);
+                if (!enough) return null;
+                for (int i = least; i < allowed.size(); i++) {
+                    cluster.release(allowed.get(i).allocation());
+                    chosen.add(allowed.get(i));
+                    if (fits(cluster, job)) break;
+                }
             }
             for (int i = chosen.size() - 1; i >= 0 && chosen.size() > 1; i--) {
                 JobState v = chosen.get(i);

@@ -85,11 +85,12 @@ class IdleGpuCountsTest {
      * grow and shrink, answer as the count by its definition does (release, count each node's idle GPUs, roll back): over random histories where the next round's list is the same, the same with two entries swapped, one
      * entry replaced, or lists a victim in another run, at the same cluster version or after the cluster changed
      * (a job started or ended, a GPU's health). A kept instance that trusted its rows without the version, or without
-     * checking this round's entries against the ones it counted, answers differently here.
+     * checking this round's entries against the ones it counted, answers differently here. Where it says yes, the
+     * shortest prefix it names ({@link IdleGpuCounts#shortestHolding}) holds by the same definition and one entry less does not.
      */
     @Test
     void countsKeptAcrossRoundsAnswerAsAFreshCount() {
-        int asks = 0, reused = 0, ruledOut = 0;
+        int asks = 0, reused = 0, ruledOut = 0, shortened = 0;
         for (long seed = 1; seed <= 40; seed++) {
             SplittableRandom rnd = new SplittableRandom(seed);
             Scheduler s = sixA100Nodes();
@@ -152,6 +153,16 @@ class IdleGpuCountsTest {
                     JobState probe = s.job(spec.id());
                     boolean expected = countedPlainly(s, probe, victims, runOf, to);
                     assertThat(kept.couldHold(probe, 0, to)).as("seed %d round %d victims [0, %d)", seed, round, to).isEqualTo(expected);
+                    if (expected && to > 0) {
+                        // the shortest prefix the counts let through (what the planner places first): it holds, one less does not
+                        int shortest = kept.shortestHolding(probe, 0, to);
+                        assertThat(shortest).as("seed %d round %d shortest of [0, %d)", seed, round, to).isBetween(1, to);
+                        assertThat(countedPlainly(s, probe, victims, runOf, shortest)).as("seed %d round %d [0, %d) holds", seed, round, shortest).isTrue();
+                        if (shortest > 1) {
+                            assertThat(countedPlainly(s, probe, victims, runOf, shortest - 1)).as("seed %d round %d [0, %d) does not", seed, round, shortest - 1).isFalse();
+                            shortened++;
+                        }
+                    }
                     s.cancel(spec.id(), now);
                     asks++;
                     if (!expected) ruledOut++;
@@ -161,6 +172,7 @@ class IdleGpuCountsTest {
         assertThat(asks).isGreaterThan(5000);
         assertThat(reused).isGreaterThan(500);
         assertThat(ruledOut).isGreaterThan(1000);
+        assertThat(shortened).isGreaterThan(500);
     }
 
     /**
