@@ -1,5 +1,6 @@
 package io.gpupool.engine.policy;
 
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Set;
 
@@ -53,7 +54,10 @@ public record PolicyTraits(BlockingMode blocking, int backfillDepth, Set<Trait> 
         if ((blocking == BlockingMode.BACKFILL) != (backfillDepth > 0)) {
             throw new IllegalArgumentException("a backfill depth (>= 1) goes with BACKFILL and only with it, got " + blocking + " " + backfillDepth);
         }
-        flags = flags.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(flags));
+        // an enum set (a bit test per has(): the round asks per job it polls), read-only
+        EnumSet<Trait> copy = EnumSet.noneOf(Trait.class);
+        copy.addAll(flags);
+        flags = Collections.unmodifiableSet(copy);
     }
 
     /** A policy that stops ({@link BlockingMode#STRICT}) or goes on ({@link BlockingMode#SKIP}) at a job that does not fit. */
