@@ -13,7 +13,12 @@ public abstract class IndexHeap {
 
     /** A heap of the indices 0..n-1; call {@link #heapify()} once the subclass's arrays are filled. */
     protected IndexHeap(int n) {
-        heap = new int[Math.max(1, n)];
+        this(n, null);
+    }
+
+    /** The same over {@code buffer} when it holds n entries (a caller's scratch, reused from round to round). */
+    protected IndexHeap(int n, int[] buffer) {
+        heap = buffer != null && buffer.length >= Math.max(1, n) ? buffer : new int[Math.max(1, n)];
         for (int i = 0; i < n; i++) heap[i] = i;
         size = n;
     }

@@ -14,12 +14,17 @@ final class EndOrder extends IndexHeap {
     private boolean built;
 
     EndOrder(long[] end, long[] seq) {
-        super(end.length);
+        this(end, seq, end.length, null);
+    }
+
+    /** The first {@code n} entries of the arrays; the heap's indices go in {@code buffer} when it is large enough. */
+    EndOrder(long[] end, long[] seq, int n, int[] buffer) {
+        super(n, buffer);
         this.end = end;
         this.seq = seq;
         int first = 0;
-        for (int i = 1; i < end.length; i++) if (before(i, first)) first = i;
-        if (end.length > 0) swapToFront(first);
+        for (int i = 1; i < n; i++) if (before(i, first)) first = i;
+        if (n > 0) swapToFront(first);
     }
 
     /** The next index (the order must not be empty). */

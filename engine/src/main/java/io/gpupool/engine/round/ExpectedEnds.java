@@ -27,22 +27,26 @@ final class ExpectedEnds {
         long now = ctx.nowMs();
         clampedEndMs = now + MIN_REMAINING_MS;
         long[] seq;
+        int n;
         if (terms.size() == running.size()) {
-            jobs = new JobState[terms.size()];
-            end = new long[jobs.length];
-            seq = new long[jobs.length];
-            terms.fill(ctx, jobs, end, seq);
+            // the terms' arrays as they are (nothing starts or ends while a reservation is worked out) and their scratch
+            n = terms.size();
+            jobs = terms.jobs();
+            seq = terms.seqs();
+            end = terms.fillEnds(ctx);
+            order = new EndOrder(end, seq, n, terms.heapScratch());
         } else {
             jobs = running.toArray(new JobState[0]);
-            end = new long[jobs.length];
-            seq = new long[jobs.length];
-            for (int i = 0; i < jobs.length; i++) {
+            n = jobs.length;
+            end = new long[n];
+            seq = new long[n];
+            for (int i = 0; i < n; i++) {
                 end[i] = now + Math.max(MIN_REMAINING_MS, ctx.expectedRuntimeMs(jobs[i]) - jobs[i].attainedMs(now));
                 seq[i] = jobs[i].seq();
             }
+            order = new EndOrder(end, seq);
         }
-        for (long e : end) if (e > clampedEndMs) nextUnclampedEndMs = Math.min(nextUnclampedEndMs, e);
-        order = new EndOrder(end, seq);
+        for (int i = 0; i < n; i++) if (end[i] > clampedEndMs) nextUnclampedEndMs = Math.min(nextUnclampedEndMs, end[i]);
     }
 
     boolean isEmpty() { return order.isEmpty(); }

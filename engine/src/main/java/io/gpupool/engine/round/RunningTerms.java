@@ -22,6 +22,8 @@ final class RunningTerms {
     private long[] seqs = new long[16], runStartMs = new long[16], attainedBeforeMs = new long[16], limitMs = new long[16];
     private int[] viewOf = new int[16];
     private int size;
+    private long[] endScratch = new long[0];
+    private int[] heapScratch = new int[0];
     private final PredictionViews views = new PredictionViews();
 
     void started(JobState j) {
@@ -56,20 +58,33 @@ final class RunningTerms {
     int size() { return size; }
 
     /**
-     * Fills the running jobs, their expected ends at {@code ctx.nowMs()} and their arrival orders ({@link ExpectedEnds}
-     * computes the same from each job); the arrays are new, of length {@link #size()}.
+     * The running jobs' expected ends at {@code ctx.nowMs()} ({@link ExpectedEnds} computes the same from each job), by
+     * slot, in a scratch array this keeps (entries [0, size) filled) and fills again at the next call: the ends of one
+     * reservation, read with {@link #jobs()} and {@link #seqs()} while no job starts or ends.
      */
-    void fill(PolicyContext ctx, JobState[] outJobs, long[] outEnd, long[] outSeq) {
+    long[] fillEnds(PolicyContext ctx) {
         views.follow(ctx.predictor(), jobs, size, viewOf);
+        if (endScratch.length < size) endScratch = new long[jobs.length];
         long now = ctx.nowMs();
         for (int i = 0; i < size; i++) {
             long predicted = views.ms(viewOf[i]);
             long runMs = limitMs[i] < 0 ? predicted : Math.min(predicted, limitMs[i]);   // as JobState capped it
             long attained = attainedBeforeMs[i] + (now - runStartMs[i]);
-            outEnd[i] = now + Math.max(ExpectedEnds.MIN_REMAINING_MS, runMs - attained);
-            outJobs[i] = jobs[i];
-            outSeq[i] = seqs[i];
+            endScratch[i] = now + Math.max(ExpectedEnds.MIN_REMAINING_MS, runMs - attained);
         }
+        return endScratch;
+    }
+
+    /** The running jobs by slot (entries [0, size)); read only, and only until the next start or end. */
+    JobState[] jobs() { return jobs; }
+
+    /** Their arrival orders by slot, as {@link #jobs()}. */
+    long[] seqs() { return seqs; }
+
+    /** Scratch for the heap of one reservation's ends (its length may be short of size: the heap then makes its own). */
+    int[] heapScratch() {
+        if (heapScratch.length < size) heapScratch = new int[jobs.length];
+        return heapScratch;
     }
 
     private void grow() {
