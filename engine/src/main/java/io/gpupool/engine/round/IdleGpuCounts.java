@@ -46,6 +46,11 @@ final class IdleGpuCounts {
     private int[] nodesWithIdle = new int[1];   // restart's scratch: nodes per idle count
     private int[][] sizesDividing = new int[1][];   // per idle count c (0..maxGpus): the sizes p that c / p steps up at
     private int at;                        // the cursor's prefix
+    // per size p and count v: the shortest prefix of this count whose replicas of p reach v (counts only grow with the
+    // prefix, so it is where the cursor first stepped to v); recorded as the cursor passes its furthest point so far
+    private int[][] reachedAt = new int[1][];
+    private int furthest;                  // the cursor's furthest prefix since the last restart
+    private int[] baseReplicasOf = new int[1];   // replicasOf at the empty prefix
 
     /** A new round's victim list (in the planner's order) with each entry's preemption count when listed. */
     void begin(ClusterState cluster, JobState[] victims, int[] runOf) {
@@ -67,6 +72,9 @@ final class IdleGpuCounts {
             left = new int[firstGpu[nodes]];
             idle = new int[nodes];
             replicasOf = new int[maxGpus + 1];
+            baseReplicasOf = new int[maxGpus + 1];
+            reachedAt = new int[maxGpus + 1][];
+            for (int p = 1; p <= maxGpus; p++) reachedAt[p] = new int[firstGpu[nodes] / p + 1];
             nodesWithIdle = new int[maxGpus + 1];
             sizesDividing = new int[maxGpus + 1][];
             for (int c = 0; c <= maxGpus; c++) {
@@ -102,21 +110,14 @@ final class IdleGpuCounts {
     /**
      * After {@link #couldHold} said true for {@code victims[from, to)}: the end of the shortest range {@code [from, e)}
      * with which the counts still say the job could fit (no shorter range could hold it). {@code from + 1} for a job the
-     * counts do not decide (not whole-GPU). Walks the cursor down from {@code to}: steps, not placements.
+     * counts do not decide (not whole-GPU). A look-up: counting up to {@code to} noted where each count was first reached.
      */
     int shortestHolding(JobState job, int from, int to) {
         int perReplica = job.spec().shape().gpusPerReplica();
         if (perReplica == 0 || !job.spec().share().isWhole()) return from + 1;
         int replicas = job.spec().shape().replicas();
-        moveTo(to - from);
-        while (at > 1) {
-            moveTo(at - 1);
-            if (replicasOf[perReplica] < replicas) {
-                moveTo(at + 1);
-                break;
-            }
-        }
-        return from + at;
+        if (replicas <= baseReplicasOf[perReplica]) return from + 1;   // the nodes hold it as they are
+        return from + reachedAt[perReplica][replicas];   // couldHold's cursor went through it to reach `to`
     }
 
     private void restart(int from) {
@@ -138,6 +139,8 @@ final class IdleGpuCounts {
             for (int c = p; c <= maxGpus; c++) sum += nodesWithIdle[c] * (c / p);
             replicasOf[p] = sum;
         }
+        System.arraycopy(replicasOf, 0, baseReplicasOf, 0, replicasOf.length);
+        furthest = 0;
     }
 
     /** Counts the next victim: the nodes where a GPU turns idle once it is gone too (none for one not in its listed run). */
@@ -170,6 +173,13 @@ final class IdleGpuCounts {
     /** Moves the cursor to the prefix of {@code k} counted victims. */
     private void moveTo(int k) {
         for (; at < k; at++) {
+            if (at == furthest) {   // a step never taken in this count: note the counts it reaches
+                furthest++;
+                for (int s = stepStart[at]; s < stepStart[at + 1]; s++) {
+                    for (int p : sizesDividing[++idle[stepNodes[s]]]) reachedAt[p][++replicasOf[p]] = furthest;
+                }
+                continue;
+            }
             for (int s = stepStart[at]; s < stepStart[at + 1]; s++) {
                 for (int p : sizesDividing[++idle[stepNodes[s]]]) replicasOf[p]++;
             }
