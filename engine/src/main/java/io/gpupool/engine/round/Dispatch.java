@@ -51,8 +51,10 @@ final class Dispatch {
     private final List<String> preempted = new ArrayList<>();
     private final Map<String, Status> failedShapes = new HashMap<>();
     // shapes whose later jobs have no victims in this round, per tenant (a key per blocked job would be made and hashed
-    // at every one: it was most of fair-share's allocation); LATER_JOBS_MAY_PREEMPT_LESS keys by shape alone (tenant null)
+    // at every one: it was most of fair-share's allocation); LATER_JOBS_MAY_PREEMPT_LESS keys by shape alone, in its
+    // own set (asked at every blocked job of those policies' walks)
     private final Map<String, Set<String>> noVictims = new HashMap<>();
+    private final Set<String> noVictimsAnyTenant = new HashSet<>();
     private boolean noLaterJobPreempts;             // a job earlier in the order might preempt nothing (LATER_JOBS_MAY_PREEMPT_LESS)
     private Map<String, Set<Long>> fencedBehindReservation;   // fence key -> its GPUs and the EASY reservation's; made on first use (most rounds have none)
     private PreemptionPlanner planner;
@@ -242,7 +244,7 @@ final class Dispatch {
         if (r.policy.preemption() == null || noLaterJobPreempts) return false;
         // later jobs of the same shape (and tenant, unless the policy says later jobs may preempt less) have no more victims
         String victimTenant = r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) ? null : job.spec().tenant();
-        Set<String> shapesWithout = noVictims.get(victimTenant);
+        Set<String> shapesWithout = victimTenant == null ? noVictimsAnyTenant : noVictims.get(victimTenant);
         // asked before mayPreemptAny (a Gittins index per blocked job), which most of these jobs pass: both answers are
         // "no". Skipping it may leave noLaterJobPreempts unset, but a later job then plans and finds no victim (the trait)
         if (shapesWithout != null && shapesWithout.contains(shape)) return false;
@@ -253,11 +255,12 @@ final class Dispatch {
         }
         if (planner == null) {
             planner = new PreemptionPlanner(ctx, r.policy.preemption(), r.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST),
-                    r.pipeline, j -> cycle(j, r.jobs.fence(j, nowMs), null), r.idleGpus);
+                    r.pipeline, j -> cycle(j, r.jobs.fence(j, nowMs), null), r.idleGpus, r.plannerBuffers);
         }
         List<JobState> victims = planner.plan(job);
         if (victims == null) {
-            noVictims.computeIfAbsent(victimTenant, t -> new HashSet<>()).add(shape);
+            if (victimTenant == null) noVictimsAnyTenant.add(shape);
+            else noVictims.computeIfAbsent(victimTenant, t -> new HashSet<>()).add(shape);
             return false;
         }
         for (JobState v : victims) {
@@ -270,6 +273,7 @@ final class Dispatch {
         }
         failedShapes.clear();
         noVictims.clear();
+        noVictimsAnyTenant.clear();
         recheck = true;
         PlacementResult p = r.pipeline.place(cycle(job, fence, null), true);
         if (!p.ok()) throw new IllegalStateException("job " + job.id() + " does not fit after preempting " + victims);

@@ -37,7 +37,8 @@ final class PreemptionPlanner {
     private final boolean allowedVictimsComeFirst;
     private final PlacementPipeline pipeline;
     private final Function<JobState, CycleState> cycles;
-    private final JobState[] running;   // the policy's victim order when the round first looked for victims
+    private final JobState[] running;   // [0, runningCount): the policy's victim order when the round first looked for victims
+    private final int runningCount;
     private final Preemption.VictimRanks ranks;   // the policy's rank of each of them, null: ask mayPreempt
     private int read;                   // running[0, read) looked at for the list
     private final JobState[] byCost;    // the preemptible ones of running[0, read) started before now, in order
@@ -50,8 +51,27 @@ final class PreemptionPlanner {
     private final int[] picked = new int[MAX_CANDIDATES];   // cheapest: the candidates' places in byCost
     private final int[] allowedAt = new int[MAX_CANDIDATES];   // plan: the allowed victims' places in byCost
 
+    /**
+     * The arrays of a scheduler's planners, reused from round to round (a round has one planner at a time): a round's
+     * lists fill only their first entries, which is all a planner reads.
+     */
+    static final class Buffers {
+        private JobState[] running = new JobState[0], byCost = new JobState[0];
+        private double[] rankOf = new double[0];
+        private int[] runOf = new int[0];
+
+        private void fit(int n) {
+            if (running.length >= n) return;
+            int len = Math.max(n, 2 * running.length);
+            running = new JobState[len];
+            byCost = new JobState[len];
+            rankOf = new double[len];
+            runOf = new int[len];
+        }
+    }
+
     PreemptionPlanner(PolicyContext ctx, Preemption policy, boolean allowedVictimsComeFirst, PlacementPipeline pipeline,
-                      Function<JobState, CycleState> cycles, IdleGpuCounts idle) {
+                      Function<JobState, CycleState> cycles, IdleGpuCounts idle, Buffers buffers) {
         this.ctx = ctx;
         this.policy = policy;
         this.allowedVictimsComeFirst = allowedVictimsComeFirst;
@@ -59,11 +79,13 @@ final class PreemptionPlanner {
         this.cycles = cycles;
         // a copy: a policy's standing list may change as victims stop and start during the round
         List<JobState> inVictimOrder = policy.runningInVictimOrder(ctx);
-        running = inVictimOrder.toArray(new JobState[0]);
+        runningCount = inVictimOrder.size();
+        buffers.fit(runningCount);
+        running = inVictimOrder.toArray(buffers.running);
         ranks = policy.victimRanks(ctx, inVictimOrder);
-        byCost = new JobState[running.length];
-        rankOf = new double[ranks != null ? running.length : 0];
-        runOf = new int[running.length];
+        byCost = buffers.byCost;
+        rankOf = buffers.rankOf;
+        runOf = buffers.runOf;
         this.idle = idle;
         idle.begin(ctx.cluster(), byCost, runOf);
     }
@@ -73,7 +95,7 @@ final class PreemptionPlanner {
      * order): filtering after ordering gives the order of the filtered jobs.
      */
     private boolean listNext() {
-        while (read < running.length) {
+        while (read < runningCount) {
             JobState v = running[read++];
             if (v.spec().preemptible() && v.runStartMs() < ctx.nowMs()) {
                 if (ranks != null) rankOf[listed] = ranks.rankAt(read - 1);

@@ -30,6 +30,7 @@ public final class Round {
     final ReservationMemo reservations = new ReservationMemo();
     final RunningTerms runningTerms = new RunningTerms();   // the running jobs' expected ends, kept for EASY reservations
     final IdleGpuCounts idleGpus = new IdleGpuCounts();   // the preemption planner's counts, buffers reused between rounds
+    final PreemptionPlanner.Buffers plannerBuffers = new PreemptionPlanner.Buffers();   // the planner's lists, reused too
     private final SettledMemo settled = new SettledMemo();
     private final SettledBackfill settledBackfill = new SettledBackfill();
     PolicyParts policy;
