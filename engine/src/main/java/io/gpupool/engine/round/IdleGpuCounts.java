@@ -156,8 +156,11 @@ final class IdleGpuCounts {
         countedRuns[counted] = runOf[i];
         int end = stepStart[counted];
         if (v.status() == JobStatus.RUNNING && v.preemptions() == runOf[i]) {   // else not a candidate: holds nothing it was listed with
-            for (List<GpuGrant> replica : v.allocation().replicas()) {
-                for (GpuGrant g : replica) {
+            List<List<GpuGrant>> replicas = v.allocation().replicas();
+            for (int r = 0; r < replicas.size(); r++) {   // by index: an iterator per victim counted was most of the planner's allocation
+                List<GpuGrant> replica = replicas.get(r);
+                for (int k = 0; k < replica.size(); k++) {
+                    GpuGrant g = replica.get(k);
                     // idle once every task on it is a released job's
                     if (--left[firstGpu[g.node()] + g.gpu()] == 0 && cluster.node(g.node()).healthy(g.gpu())) {
                         if (end == stepNodes.length) stepNodes = Arrays.copyOf(stepNodes, Math.max(64, 2 * end));

@@ -48,8 +48,8 @@ final class PreemptionPlanner {
     private int first;             // entries before it have all been preempted
     private final IdleGpuCounts idle;
     private int end;               // cheapest: one past the last candidate it took
-    private final int[] picked = new int[MAX_CANDIDATES];   // cheapest: the candidates' places in byCost
-    private final int[] allowedAt = new int[MAX_CANDIDATES];   // plan: the allowed victims' places in byCost
+    private final int[] picked;      // cheapest: the candidates' places in byCost
+    private final int[] allowedAt;   // plan: the allowed victims' places in byCost
 
     /**
      * The arrays of a scheduler's planners, reused from round to round (a round has one planner at a time): a round's
@@ -59,6 +59,7 @@ final class PreemptionPlanner {
         private JobState[] running = new JobState[0], byCost = new JobState[0];
         private double[] rankOf = new double[0];
         private int[] runOf = new int[0];
+        private final int[] picked = new int[MAX_CANDIDATES], allowedAt = new int[MAX_CANDIDATES];
 
         private void fit(int n) {
             if (running.length >= n) return;
@@ -86,6 +87,8 @@ final class PreemptionPlanner {
         byCost = buffers.byCost;
         rankOf = buffers.rankOf;
         runOf = buffers.runOf;
+        picked = buffers.picked;
+        allowedAt = buffers.allowedAt;
         this.idle = idle;
         idle.begin(ctx.cluster(), byCost, runOf);
     }
