@@ -26,6 +26,11 @@ final class FairnessTerms {
     private double[] gpus = new double[16];
     private int[] viewOf = new int[16];
     private int size;
+    // one round's queue at a time: its keys, and copies of the jobs and arrival orders, in arrays kept between rounds
+    private JobState[] queueJobs = new JobState[0];
+    private double[] queueKeys = new double[0];
+    private long[] queueSeqs = new long[0];
+    private int[] queueHeap = new int[0];
 
     private final PredictionViews views = new PredictionViews();   // the pending jobs' predictions, by viewOf
 
@@ -48,14 +53,22 @@ final class FairnessTerms {
         if (pendingCount != size) return null;
         views.follow(ctx.predictor(), jobs, size, viewOf);
         long now = ctx.nowMs();
-        double[] keys = new double[Math.max(1, size)];
+        if (queueKeys.length < Math.max(1, size)) {   // the round's queue works in scratch kept from round to round
+            int n = Math.max(1, jobs.length);
+            queueJobs = new JobState[n];
+            queueKeys = new double[n];
+            queueSeqs = new long[n];
+            queueHeap = new int[n];
+        }
         for (int i = 0; i < size; i++) {
             long predicted = views.ms(viewOf[i]);
             long runMs = limitMs[i] < 0 ? predicted : Math.min(predicted, limitMs[i]);   // as JobState capped it
-            keys[i] = ThemisPolicy.rho(now, runMs, attainedMs[i], submitMs[i], gpus[i], contending, poolGpus);
+            queueKeys[i] = ThemisPolicy.rho(now, runMs, attainedMs[i], submitMs[i], gpus[i], contending, poolGpus);
         }
-        return new KeyedQueue(Arrays.copyOf(jobs, Math.max(1, size)), keys, Arrays.copyOf(seqs, Math.max(1, size)), size,
-                j -> ThemisPolicy.rho(ctx, j, contending, poolGpus), true);
+        // copies: the queue may take requeued jobs in (its arrays), and these arrays change as the next changes apply
+        System.arraycopy(jobs, 0, queueJobs, 0, size);
+        System.arraycopy(seqs, 0, queueSeqs, 0, size);
+        return new KeyedQueue(queueJobs, queueKeys, queueSeqs, size, j -> ThemisPolicy.rho(ctx, j, contending, poolGpus), true, queueHeap);
     }
 
     private void apply(PolicyContext ctx) {

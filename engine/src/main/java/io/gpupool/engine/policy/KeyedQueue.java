@@ -25,12 +25,19 @@ final class KeyedQueue extends IndexHeap implements JobQueue {
         this(pending.toArray(new JobState[Math.max(1, pending.size())]), null, null, pending.size(), key, descending);
     }
 
+    KeyedQueue(JobState[] jobs, double[] keys, long[] seqs, int count, ToDoubleFunction<JobState> key, boolean descending) {
+        this(jobs, keys, seqs, count, key, descending, null);
+    }
+
     /**
      * A queue of {@code jobs[0..count)} whose keys (and arrival orders) a caller that keeps them across rounds has
-     * filled ({@code keys} null: computed here by {@code key}, which also keys a requeued job); the arrays become the queue's.
+     * filled ({@code keys} null: computed here by {@code key}, which also keys a requeued job); the arrays become the
+     * queue's for as long as it is used (a caller may lend its scratch for one round's queue), and so does
+     * {@code heapBuffer} when it is large enough (null: the heap makes its own).
      */
-    KeyedQueue(JobState[] jobs, double[] keys, long[] seqs, int count, ToDoubleFunction<JobState> key, boolean descending) {
-        super(count);
+    KeyedQueue(JobState[] jobs, double[] keys, long[] seqs, int count, ToDoubleFunction<JobState> key, boolean descending,
+               int[] heapBuffer) {
+        super(count, heapBuffer);
         this.key = key;
         this.descending = descending;
         this.jobs = jobs;
