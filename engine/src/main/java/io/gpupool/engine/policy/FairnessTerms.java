@@ -27,10 +27,7 @@ final class FairnessTerms {
     private int[] viewOf = new int[16];
     private int size;
     // one round's queue at a time: its keys, and copies of the jobs and arrival orders, in arrays kept between rounds
-    private JobState[] queueJobs = new JobState[0];
-    private double[] queueKeys = new double[0];
-    private long[] queueSeqs = new long[0];
-    private int[] queueHeap = new int[0];
+    private final KeyedQueue.Scratch scratch = new KeyedQueue.Scratch();
 
     private final PredictionViews views = new PredictionViews();   // the pending jobs' predictions, by viewOf
 
@@ -53,22 +50,16 @@ final class FairnessTerms {
         if (pendingCount != size) return null;
         views.follow(ctx.predictor(), jobs, size, viewOf);
         long now = ctx.nowMs();
-        if (queueKeys.length < Math.max(1, size)) {   // the round's queue works in scratch kept from round to round
-            int n = Math.max(1, jobs.length);
-            queueJobs = new JobState[n];
-            queueKeys = new double[n];
-            queueSeqs = new long[n];
-            queueHeap = new int[n];
-        }
+        scratch.fit(Math.max(1, size));
         for (int i = 0; i < size; i++) {
             long predicted = views.ms(viewOf[i]);
             long runMs = limitMs[i] < 0 ? predicted : Math.min(predicted, limitMs[i]);   // as JobState capped it
-            queueKeys[i] = ThemisPolicy.rho(now, runMs, attainedMs[i], submitMs[i], gpus[i], contending, poolGpus);
+            scratch.keys[i] = ThemisPolicy.rho(now, runMs, attainedMs[i], submitMs[i], gpus[i], contending, poolGpus);
         }
         // copies: the queue may take requeued jobs in (its arrays), and these arrays change as the next changes apply
-        System.arraycopy(jobs, 0, queueJobs, 0, size);
-        System.arraycopy(seqs, 0, queueSeqs, 0, size);
-        return new KeyedQueue(queueJobs, queueKeys, queueSeqs, size, j -> ThemisPolicy.rho(ctx, j, contending, poolGpus), true, queueHeap);
+        System.arraycopy(jobs, 0, scratch.jobs, 0, size);
+        System.arraycopy(seqs, 0, scratch.seqs, 0, size);
+        return new KeyedQueue(scratch.jobs, scratch.keys, scratch.seqs, size, j -> ThemisPolicy.rho(ctx, j, contending, poolGpus), true, scratch.heap);
     }
 
     private void apply(PolicyContext ctx) {

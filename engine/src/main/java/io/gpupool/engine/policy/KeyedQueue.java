@@ -55,6 +55,39 @@ final class KeyedQueue extends IndexHeap implements JobQueue {
         heapify();
     }
 
+    /**
+     * Arrays a policy that builds a keyed queue every round lends to each (one queue in use at a time), so a round
+     * allocates none: a round's queue fills only their first entries.
+     */
+    static final class Scratch {
+        JobState[] jobs = new JobState[1];
+        double[] keys = new double[1];
+        long[] seqs = new long[1];
+        int[] heap = new int[1];
+
+        /** Room for n entries (the arrays' contents are not kept when they grow). */
+        void fit(int n) {
+            if (jobs.length >= n) return;
+            int len = Math.max(n, 2 * jobs.length);
+            jobs = new JobState[len];
+            keys = new double[len];
+            seqs = new long[len];
+            heap = new int[len];
+        }
+    }
+
+    /** The queue of {@code pending} by {@code key}, in {@code scratch}'s arrays. */
+    static KeyedQueue of(Collection<JobState> pending, ToDoubleFunction<JobState> key, boolean descending, Scratch scratch) {
+        int n = pending.size();
+        scratch.fit(Math.max(1, n));
+        JobState[] jobs = pending.toArray(scratch.jobs);
+        for (int i = 0; i < n; i++) {
+            scratch.keys[i] = key.applyAsDouble(jobs[i]);
+            scratch.seqs[i] = jobs[i].seq();
+        }
+        return new KeyedQueue(jobs, scratch.keys, scratch.seqs, n, key, descending, scratch.heap);
+    }
+
     @Override
     public JobState poll() {
         return isEmpty() ? null : jobs[takeFirst()];

@@ -15,8 +15,10 @@ public final class QssfPolicy implements QueuePolicy {
 
     @Override public PolicyTraits traits() { return TRAITS; }
 
+    private final KeyedQueue.Scratch scratch = new KeyedQueue.Scratch();   // every round's queue, in turn
+
     @Override
     public JobQueue queue(PolicyContext ctx, Collection<JobState> pending) {
-        return JobQueue.byKey(pending, j -> ctx.expectedRuntimeMs(j) * j.gpuUnits(), false);
+        return KeyedQueue.of(pending, j -> ctx.expectedRuntimeMs(j) * j.gpuUnits(), false, scratch);
     }
 }
