@@ -4,6 +4,7 @@ import io.gpupool.engine.state.ClusterState;
 import io.gpupool.model.JobSpec;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -20,6 +21,12 @@ public final class CycleState {
     private final Set<Long> onlyGpus;   // null: any GPU not excluded
     final List<Integer> gangNodes = new ArrayList<>();
     private int[] counts = new int[0];   // scratch of a GPU policy, reused over the nodes one placement visits
+    private final boolean anyLimit;      // some GPU is excluded, or only some are allowed
+    // the two sets as bit masks per node (GPUs 0-63), made at the first question: a placement asks for every GPU of
+    // every node it visits, and a set asks a hash look-up of a boxed key each time (most of a backfill's placement)
+    private boolean masksMade, masksUsable;
+    private int[] maskNodes;             // sorted ids of the nodes either set names
+    private long[] excludedMask, onlyMask;
 
     public CycleState(ClusterState cluster, JobSpec job, WorkloadProfile profile, Set<Long> excludedGpus) {
         this(cluster, job, profile, excludedGpus, null);
@@ -35,6 +42,7 @@ public final class CycleState {
         this.profile = profile;
         this.excludedGpus = excludedGpus == null ? Set.of() : excludedGpus;
         this.onlyGpus = onlyGpus;
+        this.anyLimit = !this.excludedGpus.isEmpty() || onlyGpus != null;
     }
 
     public static long gpuKey(int node, int gpu) {
@@ -45,8 +53,43 @@ public final class CycleState {
     public JobSpec job() { return job; }
     public WorkloadProfile profile() { return profile; }
     public boolean excluded(int node, int gpu) {
-        if (onlyGpus != null && !onlyGpus.contains(gpuKey(node, gpu))) return true;
-        return !excludedGpus.isEmpty() && excludedGpus.contains(gpuKey(node, gpu));
+        if (!anyLimit) return false;
+        if (!masksMade) makeMasks();
+        if (!masksUsable || gpu >= Long.SIZE) {
+            if (onlyGpus != null && !onlyGpus.contains(gpuKey(node, gpu))) return true;
+            return excludedGpus.contains(gpuKey(node, gpu));
+        }
+        int i = Arrays.binarySearch(maskNodes, node);
+        long bit = 1L << gpu;
+        if (onlyGpus != null && (i < 0 || (onlyMask[i] & bit) == 0)) return true;
+        return i >= 0 && (excludedMask[i] & bit) != 0;
+    }
+
+    private void makeMasks() {
+        masksMade = true;
+        int[] nodes = new int[excludedGpus.size() + (onlyGpus == null ? 0 : onlyGpus.size())];
+        int k = 0;
+        for (long key : excludedGpus) {
+            if ((key & 0xFF) >= Long.SIZE) return;   // a GPU past 63: the sets answer
+            nodes[k++] = (int) (key >>> 8);
+        }
+        if (onlyGpus != null) {
+            for (long key : onlyGpus) {
+                if ((key & 0xFF) >= Long.SIZE) return;
+                nodes[k++] = (int) (key >>> 8);
+            }
+        }
+        Arrays.sort(nodes);
+        int distinct = 0;
+        for (int i = 0; i < nodes.length; i++) if (i == 0 || nodes[i] != nodes[i - 1]) nodes[distinct++] = nodes[i];
+        maskNodes = Arrays.copyOf(nodes, distinct);
+        excludedMask = new long[distinct];
+        onlyMask = new long[distinct];
+        for (long key : excludedGpus) excludedMask[Arrays.binarySearch(maskNodes, (int) (key >>> 8))] |= 1L << (key & 0xFF);
+        if (onlyGpus != null) {
+            for (long key : onlyGpus) onlyMask[Arrays.binarySearch(maskNodes, (int) (key >>> 8))] |= 1L << (key & 0xFF);
+        }
+        masksUsable = true;
     }
     public boolean hasExclusions() { return !excludedGpus.isEmpty() || onlyGpus != null; }
     /** Nodes already holding a replica of this gang, in placement order. */
@@ -60,7 +103,7 @@ public final class CycleState {
      */
     public int[] scratchCounts(int size) {
         if (counts.length < size) return counts = new int[Math.max(size, 2 * counts.length)];
-        java.util.Arrays.fill(counts, 0, size, 0);
+        Arrays.fill(counts, 0, size, 0);
         return counts;
     }
 }
