@@ -22,11 +22,8 @@ public final class CycleState {
     final List<Integer> gangNodes = new ArrayList<>();
     private int[] counts = new int[0];   // scratch of a GPU policy, reused over the nodes one placement visits
     private final boolean anyLimit;      // some GPU is excluded, or only some are allowed
-    // the two sets as bit masks per node (GPUs 0-63), made at the first question: a placement asks for every GPU of
-    // every node it visits, and a set asks a hash look-up of a boxed key each time (most of a backfill's placement)
-    private boolean masksMade, masksUsable;
-    private int[] maskNodes;             // sorted ids of the nodes either set names
-    private long[] excludedMask, onlyMask;
+    private GpuMasks masks;              // the two sets as masks: given, or made at the first question
+    private boolean masksAsked;
 
     public CycleState(ClusterState cluster, JobSpec job, WorkloadProfile profile, Set<Long> excludedGpus) {
         this(cluster, job, profile, excludedGpus, null);
@@ -37,6 +34,14 @@ public final class CycleState {
      *                 in {@code excludedGpus}
      */
     public CycleState(ClusterState cluster, JobSpec job, WorkloadProfile profile, Set<Long> excludedGpus, Set<Long> onlyGpus) {
+        this(cluster, job, profile, excludedGpus, onlyGpus, null);
+    }
+
+    /** The same with the sets' masks made already ({@link GpuMasks#of} of these two sets; null: made when asked). */
+    public CycleState(ClusterState cluster, JobSpec job, WorkloadProfile profile, Set<Long> excludedGpus, Set<Long> onlyGpus,
+                      GpuMasks masks) {
+        this.masks = masks;
+        this.masksAsked = masks != null;
         this.cluster = cluster;
         this.job = job;
         this.profile = profile;
@@ -54,42 +59,13 @@ public final class CycleState {
     public WorkloadProfile profile() { return profile; }
     public boolean excluded(int node, int gpu) {
         if (!anyLimit) return false;
-        if (!masksMade) makeMasks();
-        if (!masksUsable || gpu >= Long.SIZE) {
-            if (onlyGpus != null && !onlyGpus.contains(gpuKey(node, gpu))) return true;
-            return excludedGpus.contains(gpuKey(node, gpu));
+        if (!masksAsked) {
+            masksAsked = true;
+            masks = GpuMasks.of(excludedGpus, onlyGpus);
         }
-        int i = Arrays.binarySearch(maskNodes, node);
-        long bit = 1L << gpu;
-        if (onlyGpus != null && (i < 0 || (onlyMask[i] & bit) == 0)) return true;
-        return i >= 0 && (excludedMask[i] & bit) != 0;
-    }
-
-    private void makeMasks() {
-        masksMade = true;
-        int[] nodes = new int[excludedGpus.size() + (onlyGpus == null ? 0 : onlyGpus.size())];
-        int k = 0;
-        for (long key : excludedGpus) {
-            if ((key & 0xFF) >= Long.SIZE) return;   // a GPU past 63: the sets answer
-            nodes[k++] = (int) (key >>> 8);
-        }
-        if (onlyGpus != null) {
-            for (long key : onlyGpus) {
-                if ((key & 0xFF) >= Long.SIZE) return;
-                nodes[k++] = (int) (key >>> 8);
-            }
-        }
-        Arrays.sort(nodes);
-        int distinct = 0;
-        for (int i = 0; i < nodes.length; i++) if (i == 0 || nodes[i] != nodes[i - 1]) nodes[distinct++] = nodes[i];
-        maskNodes = Arrays.copyOf(nodes, distinct);
-        excludedMask = new long[distinct];
-        onlyMask = new long[distinct];
-        for (long key : excludedGpus) excludedMask[Arrays.binarySearch(maskNodes, (int) (key >>> 8))] |= 1L << (key & 0xFF);
-        if (onlyGpus != null) {
-            for (long key : onlyGpus) onlyMask[Arrays.binarySearch(maskNodes, (int) (key >>> 8))] |= 1L << (key & 0xFF);
-        }
-        masksUsable = true;
+        if (masks != null && gpu < Long.SIZE) return masks.excluded(node, gpu);
+        if (onlyGpus != null && !onlyGpus.contains(gpuKey(node, gpu))) return true;
+        return excludedGpus.contains(gpuKey(node, gpu));
     }
     public boolean hasExclusions() { return !excludedGpus.isEmpty() || onlyGpus != null; }
     /** Nodes already holding a replica of this gang, in placement order. */

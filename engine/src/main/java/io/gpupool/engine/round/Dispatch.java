@@ -4,6 +4,7 @@ import io.gpupool.engine.JobState;
 import io.gpupool.engine.JobStatus;
 import io.gpupool.engine.RoundResult;
 import io.gpupool.engine.placement.CycleState;
+import io.gpupool.engine.placement.GpuMasks;
 import io.gpupool.engine.placement.PlacementResult;
 import io.gpupool.engine.policy.Admission;
 import io.gpupool.engine.policy.BlockingMode;
@@ -58,6 +59,8 @@ final class Dispatch {
     private boolean noLaterJobPreempts;             // a job earlier in the order might preempt nothing (LATER_JOBS_MAY_PREEMPT_LESS)
     private Map<String, Set<Long>> fencedBehindReservation;   // fence key -> its GPUs and the EASY reservation's; made on first use (most rounds have none)
     private PreemptionPlanner planner;
+    private Set<Long> masksExcluded, masksOnly;   // the sets `masks` was made of (by identity)
+    private GpuMasks masks;
     private EasyReservation reservation;
     private Map<Status, Status> backfillRefusals;   // placement refusal -> the same behind this round's reservation
     private Status lastCause, lastRefusal;          // the last entry backfillRefusal gave
@@ -299,6 +302,14 @@ final class Dispatch {
                 return both;
             });
         }
-        return new CycleState(r.cluster, job.spec(), r.profile, out, fence.only());
+        Set<Long> only = fence.only();
+        if (out == null && only == null) return new CycleState(r.cluster, job.spec(), r.profile, null, null);
+        // a round's placements mostly leave out the same GPUs (the reservation's): their masks are made once
+        if (out != masksExcluded || only != masksOnly) {
+            masksExcluded = out;
+            masksOnly = only;
+            masks = GpuMasks.of(out == null ? Set.of() : out, only);
+        }
+        return new CycleState(r.cluster, job.spec(), r.profile, out, only, masks);
     }
 }

@@ -9,7 +9,8 @@ import java.util.SplittableRandom;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link CycleState#excluded} answers from bit masks per node, made at the first question: over random sets of
+ * {@link CycleState#excluded} answers from bit masks per node ({@link GpuMasks}), made at the first question or
+ * handed in: over random sets of
  * excluded GPUs and of the only GPUs allowed (none, empty, GPUs past 63 on some nodes), every node and GPU gets the
  * answer the sets give by their definition (excluded, or not among the only ones).
  */
@@ -24,11 +25,14 @@ class CycleStateExclusionTest {
             Set<Long> excluded = randomGpus(rnd, nodes, gpus);
             Set<Long> only = rnd.nextInt(3) == 0 ? null : randomGpus(rnd, nodes, gpus);
             CycleState cycle = new CycleState(null, null, null, excluded, only);
+            // the masks made once and handed to the placement, as a round does for its backfill candidates
+            CycleState given = new CycleState(null, null, null, excluded, only, GpuMasks.of(excluded, only));
             for (int n = 0; n < nodes; n++) {
                 for (int g = 0; g < gpus; g++) {
                     long key = CycleState.gpuKey(n, g);
                     boolean expected = excluded.contains(key) || (only != null && !only.contains(key));
                     assertThat(cycle.excluded(n, g)).as("seed %d node %d GPU %d", seed, n, g).isEqualTo(expected);
+                    assertThat(given.excluded(n, g)).as("seed %d node %d GPU %d, masks given", seed, n, g).isEqualTo(expected);
                     if (expected) limited++;
                     else free++;
                 }
