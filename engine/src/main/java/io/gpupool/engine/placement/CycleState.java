@@ -67,7 +67,7 @@ public final class CycleState {
         if (onlyGpus != null && !onlyGpus.contains(gpuKey(node, gpu))) return true;
         return excludedGpus.contains(gpuKey(node, gpu));
     }
-    public boolean hasExclusions() { return !excludedGpus.isEmpty() || onlyGpus != null; }
+    public boolean hasExclusions() { return anyLimit; }
     /** Nodes already holding a replica of this gang, in placement order. */
     public List<Integer> gangNodes() { return gangNodes; }
 

@@ -19,7 +19,7 @@ public interface JobQueue {
 
     /** A queue by a number per job, lowest first ({@code descending}: highest first); ties go to arrival order. */
     static JobQueue byKey(Collection<JobState> jobs, java.util.function.ToDoubleFunction<JobState> key, boolean descending) {
-        return new KeyedQueue(jobs, key, descending);
+        return KeyedQueue.of(jobs, key, descending, new KeyedQueue.Scratch());   // arrays of its own
     }
 
     /** A queue in a fixed order; ties go to arrival order. */

@@ -21,19 +21,10 @@ final class KeyedQueue extends IndexHeap implements JobQueue {
     private long[] seqs;    // the jobs' arrival order, for ties without reading each job again
     private int count;      // entries in jobs/keys
 
-    KeyedQueue(Collection<JobState> pending, ToDoubleFunction<JobState> key, boolean descending) {
-        this(pending.toArray(new JobState[Math.max(1, pending.size())]), null, null, pending.size(), key, descending);
-    }
-
-    KeyedQueue(JobState[] jobs, double[] keys, long[] seqs, int count, ToDoubleFunction<JobState> key, boolean descending) {
-        this(jobs, keys, seqs, count, key, descending, null);
-    }
-
     /**
-     * A queue of {@code jobs[0..count)} whose keys (and arrival orders) a caller that keeps them across rounds has
-     * filled ({@code keys} null: computed here by {@code key}, which also keys a requeued job); the arrays become the
-     * queue's for as long as it is used (a caller may lend its scratch for one round's queue), and so does
-     * {@code heapBuffer} when it is large enough (null: the heap makes its own).
+     * A queue of {@code jobs[0..count)} whose keys and arrival orders the caller has filled ({@code key} keys a requeued
+     * job); the arrays become the queue's for as long as it is used (a caller may lend its scratch for one round's
+     * queue), and so does {@code heapBuffer} when it is large enough (null: the heap makes its own).
      */
     KeyedQueue(JobState[] jobs, double[] keys, long[] seqs, int count, ToDoubleFunction<JobState> key, boolean descending,
                int[] heapBuffer) {
@@ -42,14 +33,6 @@ final class KeyedQueue extends IndexHeap implements JobQueue {
         this.descending = descending;
         this.jobs = jobs;
         this.count = count;
-        if (keys == null) {
-            keys = new double[jobs.length];
-            seqs = new long[jobs.length];
-            for (int i = 0; i < count; i++) {
-                keys[i] = key.applyAsDouble(jobs[i]);
-                seqs[i] = jobs[i].seq();
-            }
-        }
         this.keys = keys;
         this.seqs = seqs;
         heapify();
