@@ -44,15 +44,18 @@ import static org.assertj.core.api.Assertions.within;
  * <p>What differs (docs/architecture.md, "History as a trace"): the replay decides at the very instant of each arrival
  * and release, the service at its next round, which comes a few milliseconds later (rounds are at least 10 ms apart, and
  * later on a loaded machine); a job's run time is its recorded hold, so the agent's start latency and the report of its
- * end are in both. The service runs strict FCFS here, whose order does not depend on when a round runs, so those delays
- * only shift times (they add up along a chain of jobs waiting for each other: 91 to 126 ms at most in three runs,
- * on a machine loaded 10x its cores). Under fair share the same delay can flip a decision (a round that sees two releases
- * at once starts a gang where the replay, seeing them one by one, started a small job), so single jobs can then differ by
- * seconds; docs/architecture.md has the figures.
+ * end are in both. The service runs strict FCFS here, whose order does not depend on when a round runs, and each job
+ * asks for the GPU model of one of the two nodes, so no round chooses between nodes: those delays then only shift times
+ * (they add up along a chain of jobs waiting for each other). Where a job may go to either node, a round that sees two
+ * releases at once can put it on the other node than the replay, which saw them one by one, and a gang behind it then
+ * waits for a different job: a CI run of this test on two A100 nodes had one 4-GPU job 526 ms later than its replay. Under
+ * fair share the same delay can flip which job starts; docs/architecture.md has the figures.
  */
 class HistoryReplayEndToEndTest {
     private static final int JOBS = 36;
     private static final String POLICY = "fcfs";
+    /** The two nodes' GPU models: jobs 0-5 ask for the first, 6-11 for the second, and so on, so each node gets every shape. */
+    private static final List<String> MODELS = List.of("A100-80GB", "H100-80GB");
     /** Largest difference allowed between a job's recorded and replayed wait, and its JCT. */
     private static final long TOLERANCE_MS = 500;
     @TempDir Path dir;
@@ -63,8 +66,8 @@ class HistoryReplayEndToEndTest {
         ServerOptions o = TestServer.options(dir.resolve("server")).withCluster(null).withPolicy(POLICY).withAgents(new AgentSettings(200, 10_000));
         try (TestServer s = TestServer.start(o)) {
             String join = s.post("/api/v1/agent-tokens", ADMIN, Map.of("label", "history")).text("token");
-            agents.add(AgentLauncher.start(AgentLauncher.Options.fake(s.base, join, "hist-a", dir.resolve("hist-a"), "4xA100-80GB")));
-            agents.add(AgentLauncher.start(AgentLauncher.Options.fake(s.base, join, "hist-b", dir.resolve("hist-b"), "4xA100-80GB")));
+            agents.add(AgentLauncher.start(AgentLauncher.Options.fake(s.base, join, "hist-a", dir.resolve("hist-a"), "4x" + MODELS.get(0))));
+            agents.add(AgentLauncher.start(AgentLauncher.Options.fake(s.base, join, "hist-b", dir.resolve("hist-b"), "4x" + MODELS.get(1))));
             TestServer.eventually("two nodes ready", () -> s.get("/api/v1/nodes", ADMIN).body().path("nodes").findValuesAsText("state")
                     .stream().filter("ready"::equals).count() == 2);
             Map<String, String> tokens = new LinkedHashMap<>();
@@ -75,6 +78,7 @@ class HistoryReplayEndToEndTest {
             for (int i = 0; i < JOBS; i++) {
                 Map<String, Object> job = new LinkedHashMap<>();
                 job.put("name", "step-" + i % 4);
+                job.put("gpuTypes", List.of(MODELS.get(i / 6 % 2)));
                 switch (i % 6) {
                     case 0, 1 -> job.put("numGpus", 1);
                     case 2 -> job.put("numGpus", 2);
@@ -112,6 +116,11 @@ class HistoryReplayEndToEndTest {
             List<RecordedJob> recorded = HistoryCsv.read(file, TraceContext.forPool(GpuCatalog.standard(), pool));
             assertThat(recorded).hasSize(JOBS);
             assertThat(recorded.stream().filter(r -> r.state().equals("FAILED")).count()).isEqualTo(1);
+            // each job ran on the node of the model it asked for: no round had a choice of node
+            for (RecordedJob r : recorded) {
+                String node = ids.indexOf(r.spec().id()) / 6 % 2 == 0 ? "hist-a" : "hist-b";
+                assertThat(r.runs()).as(r.spec().id()).allSatisfy(run -> assertThat(run.gpus()).allMatch(g -> g.node().equals(node)));
+            }
             // the pool was busy: jobs really waited
             assertThat(recorded.stream().mapToLong(RecordedJob::waitMs).max().orElseThrow()).isGreaterThan(1000);
 
@@ -123,13 +132,13 @@ class HistoryReplayEndToEndTest {
                     .run(Trace.of("history", recorded.stream().map(RecordedJob::job).toList()));
             assertThat(replayed).hasSize(JOBS);
             long worstWait = 0, worstJct = 0;
-            StringBuilder jobs = new StringBuilder("job tenant gpus submit: recorded start, replayed start (ms)");
+            StringBuilder jobs = new StringBuilder("job tenant gpus submit: recorded start, replayed start (ms), recorded GPUs");
             for (RecordedJob r : recorded) {
                 JobOutcome j = replayed.get(r.spec().id());
                 worstWait = Math.max(worstWait, Math.abs(j.waitMs() - r.waitMs()));
                 worstJct = Math.max(worstJct, Math.abs(j.jctMs() - r.jctMs()));
-                jobs.append(String.format(Locale.ROOT, "%n%s %s %.1f %d: %d, %d", r.spec().id(), r.spec().tenant(), r.spec().gpuMilliDemand() / 1000.0,
-                        r.spec().submitTimeMs(), r.firstStartMs(), j.firstStartMs()));
+                jobs.append(String.format(Locale.ROOT, "%n%s %s %.1f %d: %d, %d, %s", r.spec().id(), r.spec().tenant(), r.spec().gpuMilliDemand() / 1000.0,
+                        r.spec().submitTimeMs(), r.firstStartMs(), j.firstStartMs(), r.runs().getLast().gpus()));
             }
             System.out.printf(Locale.ROOT, "history replay: %d jobs, largest difference of a job's wait %d ms, of its JCT %d ms%n", JOBS, worstWait, worstJct);
             assertThat(worstWait).as("largest difference between a job's recorded and replayed wait (ms); " + jobs).isLessThanOrEqualTo(TOLERANCE_MS);
