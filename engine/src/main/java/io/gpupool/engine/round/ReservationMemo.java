@@ -63,7 +63,9 @@ final class ReservationMemo {
     /**
      * The remembered GPU set when the grants' GPUs are exactly its GPUs, else null: a reservation that finds the same
      * GPUs again needs no new set (and {@link #remember} would keep this one). As many grants as GPUs, each in the
-     * set and no two on one GPU (shares of one GPU may be two grants), make the same set.
+     * set and no two on one GPU (shares of one GPU may be two grants), make the same set. Only shares are compared with
+     * the grants before them: a whole GPU is granted once in an allocation (the cluster state holds 1000 milli a GPU),
+     * and comparing every pair cost a 64-GPU gang's reservation 2,016 comparisons in every round it was reused.
      */
     Set<Long> sameGpus(List<GpuGrant> grants) {
         return sameGpus(gpus, grants);
@@ -74,6 +76,7 @@ final class ReservationMemo {
         for (int i = 0; i < grants.size(); i++) {
             GpuGrant g = grants.get(i);
             if (!gpus.contains(CycleState.gpuKey(g.node(), g.gpu()))) return null;
+            if (g.exclusive()) continue;
             for (int k = 0; k < i; k++) if (grants.get(k).node() == g.node() && grants.get(k).gpu() == g.gpu()) return null;
         }
         return gpus;

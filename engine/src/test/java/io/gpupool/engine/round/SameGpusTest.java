@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A reservation reuses the remembered GPU set only when the set its grants make would equal it, and always when
  * they name distinct GPUs: over random grants on few GPUs (so that sets coincide often), with shares of one GPU
- * granted twice.
+ * granted twice (a whole GPU is granted once, as in any placement).
  */
 class SameGpusTest {
     @Test
@@ -40,12 +40,19 @@ class SameGpusTest {
         assertThat(reused).isGreaterThan(50);   // the reuse case is exercised, not only the refusals
     }
 
+    /** Grants as a placement makes them: a whole GPU at most once, a GPU with shares possibly twice, never both. */
     private static List<GpuGrant> grants(SplittableRandom rnd) {
         List<GpuGrant> out = new ArrayList<>();
+        Set<Long> whole = new HashSet<>(), shared = new HashSet<>();
         for (int k = rnd.nextInt(1, 5); k > 0; k--) {
-            boolean shared = rnd.nextInt(3) == 0;
-            out.add(new GpuGrant(rnd.nextInt(2), rnd.nextInt(3), shared ? 500 : 1000, 0, !shared));
+            boolean share = rnd.nextInt(3) == 0;
+            int node = rnd.nextInt(2), gpu = rnd.nextInt(3);
+            long key = CycleState.gpuKey(node, gpu);
+            if (whole.contains(key) || (!share && shared.contains(key))) continue;
+            (share ? shared : whole).add(key);
+            out.add(new GpuGrant(node, gpu, share ? 500 : 1000, 0, !share));
         }
+        if (out.isEmpty()) out.add(new GpuGrant(0, 0, 1000, 0, true));
         return out;
     }
 
