@@ -22,6 +22,8 @@ import java.util.Set;
 public final class GpupoolCsvFormat implements TraceFormat {
     @Override public String name() { return "gpupool"; }
 
+    @Override public boolean mapsRowsIndependently() { return true; }
+
     @Override
     public String description() {
         return "gpupool CSV: job_id,submit_time,duration,num_gpus[,gpu_milli,gpu_mem_mib,gpu_type,tenant,user,priority,name,replicas,preemptible,estimate,time_limit,require_nvlink,cpu_milli,host_mem_mib,model_params,model_mode,model_precision,array_id,array_cap,depends_on]";

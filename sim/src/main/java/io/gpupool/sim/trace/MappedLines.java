@@ -59,6 +59,21 @@ final class MappedLines implements AutoCloseable {
     /** The offset after the line {@link #lineAt} last returned. */
     long nextOffset() { return next; }
 
+    /** Where the first line that starts at or after {@code offset} starts ({@link #size()} when none does). */
+    long lineStartFrom(long offset) {
+        if (offset <= 0) return 0;
+        long i = offset - 1;   // a line starts at offset when the byte before it ends a line
+        while (i < size && byteAt(i) != '\n') i++;
+        return Math.min(size, i + 1);
+    }
+
+    /** How many lines end in {@code [from, to)}. */
+    int countLineEnds(long from, long to) {
+        int n = 0;
+        for (long i = from; i < to; i++) if (byteAt(i) == '\n') n++;
+        return n;
+    }
+
     private byte byteAt(long i) {
         return data.get(ValueLayout.JAVA_BYTE, i);
     }

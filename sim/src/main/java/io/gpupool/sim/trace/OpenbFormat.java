@@ -42,6 +42,8 @@ public final class OpenbFormat implements TraceFormat {
 
     @Override public String name() { return "openb"; }
 
+    @Override public boolean mapsRowsIndependently() { return true; }
+
     @Override
     public String description() {
         return "Alibaba openb pod list: name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time,scheduled_time (s); nodes from --nodes";

@@ -11,6 +11,8 @@ import io.gpupool.model.JobSpec;
 public final class PhillyFormat implements TraceFormat {
     @Override public String name() { return "philly"; }
 
+    @Override public boolean mapsRowsIndependently() { return true; }
+
     @Override
     public String description() {
         return "Philly job table: timestamp (YYYY-MM-DD HH:MM:SS),duration (s),num_gpus,gpu_time,cluster (tenant)";

@@ -13,6 +13,9 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A CSV trace on disk, in any {@link TraceFormat}, streamed in two passes.
@@ -21,7 +24,10 @@ import java.util.TreeMap;
  * time, byte offset and line number (20 bytes a job; the whole Philly table takes 1.6 MB). Bad rows stop
  * here with file:line, column and rule, or are counted and left out with {@code --skip-bad-rows}; so a
  * replay never fails half-way. The index is then sorted by submit time (stable: file order breaks ties),
- * which is how unsorted files such as Philly's are replayed without holding their rows.
+ * which is how unsorted files such as Philly's are replayed without holding their rows. Rows of 1 MB or more,
+ * in a format whose rows map one by one ({@link TraceFormat#mapsRowsIndependently}), are indexed in two halves by
+ * two threads: the index, the errors and the counts are the same, and a replay starts sooner (start-up is most of
+ * a short replay).
  *
  * <p>Replay (once per policy): rows are read again at the indexed offsets, in submit order, and mapped to
  * jobs as the simulator pulls them. A sorted file is read front to back; an unsorted one by offset from
@@ -29,6 +35,8 @@ import java.util.TreeMap;
  */
 public final class TraceFile implements Trace {
     private static final int FIRST_SKIPPED_KEPT = 5;
+    /** Rows of at least this many bytes are indexed by two threads (see {@link #halfway}). */
+    static final long PARALLEL_INDEX_BYTES = 1 << 20;
 
     private final Path file;
     private final String name;
@@ -63,13 +71,9 @@ public final class TraceFile implements Trace {
     // ---- indexing -------------------------------------------------------------------------------
 
     private TraceStats index(boolean skipBadRows) {
-        submit = new long[1024];
-        offset = new long[1024];
-        line = new int[1024];
-        long[] idHash = new long[1024];
-        long rows = 0, skipped = 0;
-        List<String> firstSkipped = new ArrayList<>();
-        Map<String, Long> ignored = new TreeMap<>();
+        RowIndex rows;
+        List<String> firstSkipped;
+        long skipped;
         try (MappedLines lines = new MappedLines(file)) {
             long at = lines.start();
             String header = lines.lineAt(at);
@@ -78,9 +82,94 @@ public final class TraceFile implements Trace {
             }
             Columns columns = new Columns(header, name + ":1");
             TraceFormat.RowMapper mapper = format.bind(columns, context);
-            at = lines.nextOffset();
-            int lineNo = 1;
-            for (String text; (text = lines.lineAt(at)) != null; at = lines.nextOffset()) {
+            long from = lines.nextOffset();
+            long half = halfway(lines, from);
+            if (half < lines.size()) {
+                rows = indexInHalves(lines, columns, mapper, from, half, skipBadRows);
+            } else {
+                rows = new RowIndex();
+                rows.index(lines, mapper, columns, from, lines.size(), 1, skipBadRows, null);
+            }
+            submit = rows.submit;
+            offset = rows.offset;
+            line = rows.line;
+            size = rows.size;
+            firstSkipped = rows.firstSkipped;
+            skipped = rows.skipped + dropDuplicateIds(lines, mapper, columns, rows.idHash, skipBadRows, firstSkipped);
+        }
+        sortBySubmit();
+        return new TraceStats(rows.rows, size, skipped, firstSkipped, rows.ignored);
+    }
+
+    /**
+     * Where the second half of the rows starts when two threads index the file, else the file's end: the format must
+     * allow it, the rows must be {@link #PARALLEL_INDEX_BYTES} or more, and there must be a second processor.
+     */
+    private long halfway(MappedLines lines, long from) {
+        if (!format.mapsRowsIndependently() || lines.size() - from < PARALLEL_INDEX_BYTES || Runtime.getRuntime().availableProcessors() < 2) {
+            return lines.size();
+        }
+        return lines.lineStartFrom(from + (lines.size() - from) / 2);
+    }
+
+    /**
+     * Indexes the rows before {@code half} on this thread and those after on another, which first counts the lines of
+     * the first half (a byte scan) so that its rows carry their line numbers; the two indexes are joined in file order,
+     * so they are what one thread would have made. The first bad row of the file is the first half's, if it has one.
+     */
+    private RowIndex indexInHalves(MappedLines lines, Columns columns, TraceFormat.RowMapper mapper, long from, long half, boolean skipBadRows) {
+        AtomicBoolean stop = new AtomicBoolean();
+        FutureTask<RowIndex> second = new FutureTask<>(() -> {
+            try (MappedLines own = new MappedLines(file)) {   // a mapping is read by the thread that made it
+                RowIndex r = new RowIndex();
+                r.index(own, format.bind(columns, context), columns, half, own.size(), 1 + own.countLineEnds(from, half), skipBadRows, stop);
+                return r;
+            }
+        });
+        Thread.ofPlatform().name("trace-index").daemon(true).start(second);
+        RowIndex first = new RowIndex();
+        try {
+            first.index(lines, mapper, columns, from, half, 1, skipBadRows, null);
+        } catch (RuntimeException | Error e) {
+            stop.set(true);   // the error to report is this one, whatever the second half holds
+            throw e;
+        }
+        first.append(result(second));
+        return first;
+    }
+
+    /** The task's result, or what it threw. */
+    private RowIndex result(FutureTask<RowIndex> task) {
+        try {
+            return task.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            if (e.getCause() instanceof Error r) throw r;
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while indexing " + file, e);
+        }
+    }
+
+    /** The index of a run of rows: per job its submit time, byte offset, line and id hash, and what was left out. */
+    private final class RowIndex {
+        long[] submit = new long[1024], offset = new long[1024], idHash = new long[1024];
+        int[] line = new int[1024];
+        int size;
+        long rows, skipped;
+        final List<String> firstSkipped = new ArrayList<>();
+        final Map<String, Long> ignored = new TreeMap<>();
+
+        /**
+         * Indexes the rows that start in {@code [from, to)}, the first on line {@code lineNo + 1}; throws {@link SpecException}
+         * on a bad row unless skipping; returns early once {@code stop} (may be null) is set.
+         */
+        void index(MappedLines lines, TraceFormat.RowMapper mapper, Columns columns, long from, long to, int lineNo,
+                   boolean skipBadRows, AtomicBoolean stop) {
+            for (long at = from; at < to && (stop == null || !stop.get()); at = lines.nextOffset()) {
+                String text = lines.lineAt(at);
+                if (text == null) break;
                 lineNo++;
                 if (text.isBlank()) continue;
                 rows++;
@@ -98,23 +187,35 @@ public final class TraceFile implements Trace {
                     ignored.merge(row.ignoredReason(), 1L, Long::sum);
                     continue;
                 }
-                if (size == submit.length) {
-                    int len = size * 2;
-                    submit = Arrays.copyOf(submit, len);
-                    offset = Arrays.copyOf(offset, len);
-                    line = Arrays.copyOf(line, len);
-                    idHash = Arrays.copyOf(idHash, len);
-                }
+                if (size == submit.length) grow(size * 2);
                 submit[size] = job.spec().submitTimeMs();
                 offset[size] = at;
                 line[size] = lineNo;
                 idHash[size] = hash64(job.spec().id());
                 size++;
             }
-            skipped += dropDuplicateIds(lines, mapper, columns, idHash, skipBadRows, firstSkipped);
         }
-        sortBySubmit();
-        return new TraceStats(rows, size, skipped, firstSkipped, ignored);
+
+        /** Adds the rows of {@code later}, which come after these in the file. */
+        void append(RowIndex later) {
+            if (size + later.size > submit.length) grow(size + later.size);
+            System.arraycopy(later.submit, 0, submit, size, later.size);
+            System.arraycopy(later.offset, 0, offset, size, later.size);
+            System.arraycopy(later.line, 0, line, size, later.size);
+            System.arraycopy(later.idHash, 0, idHash, size, later.size);
+            size += later.size;
+            rows += later.rows;
+            skipped += later.skipped;
+            for (String s : later.firstSkipped) if (firstSkipped.size() < FIRST_SKIPPED_KEPT) firstSkipped.add(s);
+            later.ignored.forEach((reason, n) -> ignored.merge(reason, n, Long::sum));
+        }
+
+        private void grow(int length) {
+            submit = Arrays.copyOf(submit, length);
+            offset = Arrays.copyOf(offset, length);
+            line = Arrays.copyOf(line, length);
+            idHash = Arrays.copyOf(idHash, length);
+        }
     }
 
     /**

@@ -16,6 +16,15 @@ public interface TraceFormat {
     /** Checks the header's columns and returns the row mapper for this file. */
     RowMapper bind(Columns columns, TraceContext context);
 
+    /**
+     * Whether two mappers {@link #bind} gives may map rows on two threads at once: each row's job depends on that row
+     * and the context alone, and mapping writes nothing shared. {@link TraceFile} then indexes a large file in two
+     * halves at once.
+     */
+    default boolean mapsRowsIndependently() {
+        return false;
+    }
+
     /** Turns data rows of one file into jobs. */
     interface RowMapper {
         /**
