@@ -11,23 +11,36 @@
 
 GPUPOOL_JDK_REQUIRED=25
 
-# Major version of the JDK whose home is $1 (0 when there is none or it cannot tell): its release file, else its java.
-gpupool_jdk_major() {
-  [ -x "$1/bin/java" ] || { echo 0; return 0; }
+# Sets gpupool_jdk_v to the major version of the JDK whose home is $1 (0 when there is none or it cannot tell): its
+# release file, else its java. The release file is read by the shell itself: every launcher start runs this, and a
+# subshell with sed cost ~10 ms of it.
+gpupool_jdk_major_of() {
+  gpupool_jdk_v=0
+  [ -x "$1/bin/java" ] || return 0
   gpupool_jdk_v=""
   if [ -r "$1/release" ]; then
-    gpupool_jdk_v="$(sed -n 's/^JAVA_VERSION="\([^"]*\)".*/\1/p' "$1/release")"
+    while IFS= read -r gpupool_jdk_line || [ -n "$gpupool_jdk_line" ]; do
+      case "$gpupool_jdk_line" in
+        JAVA_VERSION=\"*) gpupool_jdk_v="${gpupool_jdk_line#JAVA_VERSION=\"}"; gpupool_jdk_v="${gpupool_jdk_v%%\"*}"; break ;;
+      esac
+    done <"$1/release"
   fi
   if [ -z "$gpupool_jdk_v" ]; then
     gpupool_jdk_v="$("$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java\.version = //p')"
   fi
   gpupool_jdk_v="${gpupool_jdk_v#1.}"          # 1.8.0_x -> 8.0_x
   gpupool_jdk_v="${gpupool_jdk_v%%[!0-9]*}"    # 25.0.3 -> 25
-  echo "${gpupool_jdk_v:-0}"
+  gpupool_jdk_v="${gpupool_jdk_v:-0}"
+}
+
+# Prints the major version of the JDK whose home is $1, as gpupool_jdk_major_of finds it.
+gpupool_jdk_major() {
+  gpupool_jdk_major_of "$1"
+  echo "$gpupool_jdk_v"
 }
 
 gpupool_find_jdk() {
-  if [ -n "${JAVA_HOME:-}" ] && [ "$(gpupool_jdk_major "$JAVA_HOME")" -ge "$GPUPOOL_JDK_REQUIRED" ]; then
+  if [ -n "${JAVA_HOME:-}" ] && gpupool_jdk_major_of "$JAVA_HOME" && [ "$gpupool_jdk_v" -ge "$GPUPOOL_JDK_REQUIRED" ]; then
     export JAVA_HOME
     return 0
   fi
@@ -37,7 +50,7 @@ gpupool_find_jdk() {
   for gpupool_jdk_dir in ${GPUPOOL_JDK_DIRS-/usr/lib/jvm /usr/lib64/jvm /usr/java /opt/java /Library/Java/JavaVirtualMachines}; do
     for gpupool_jdk_home in "$gpupool_jdk_dir"/* "$gpupool_jdk_dir"/*/Contents/Home; do
       [ -x "$gpupool_jdk_home/bin/java" ] || continue
-      gpupool_jdk_m="$(gpupool_jdk_major "$gpupool_jdk_home")"
+      gpupool_jdk_major_of "$gpupool_jdk_home"; gpupool_jdk_m="$gpupool_jdk_v"
       if [ "$gpupool_jdk_m" -ge "$GPUPOOL_JDK_REQUIRED" ] && [ "$gpupool_jdk_m" -gt "$gpupool_jdk_best_major" ]; then
         gpupool_jdk_best="$gpupool_jdk_home" gpupool_jdk_best_major="$gpupool_jdk_m"
       fi
@@ -53,7 +66,7 @@ gpupool_find_jdk() {
   gpupool_jdk_java="$(command -v java 2>/dev/null || true)"
   if [ -n "$gpupool_jdk_java" ]; then
     gpupool_jdk_home="$(dirname "$(dirname "$(readlink -f "$gpupool_jdk_java" 2>/dev/null || echo "$gpupool_jdk_java")")")"
-    if [ "$(gpupool_jdk_major "$gpupool_jdk_home")" -ge "$GPUPOOL_JDK_REQUIRED" ]; then
+    if gpupool_jdk_major_of "$gpupool_jdk_home" && [ "$gpupool_jdk_v" -ge "$GPUPOOL_JDK_REQUIRED" ]; then
       JAVA_HOME="$gpupool_jdk_home"
       export JAVA_HOME
       return 0

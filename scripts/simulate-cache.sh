@@ -19,7 +19,8 @@
 # made for another jar and runs without one. GPUPOOL_AOT=0, or a GC, AOT or JFR option in GPUPOOL_JAVA_OPTS,
 # turns the cache off. Names start with gpupool_simulate_ (sourced into the launchers).
 
-# The kind of a simulate run (its arguments after `simulate`), as a file name part.
+# Sets gpupool_simulate_k to the kind of a simulate run (its arguments after `simulate`), as a file name part. The
+# functions here set variables rather than print: a command substitution's subshell costs every start a few ms.
 gpupool_simulate_kind() {
   gpupool_simulate_format=gpupool; gpupool_simulate_mode=replay
   gpupool_simulate_policies=""; gpupool_simulate_config=""; gpupool_simulate_prev=""
@@ -28,13 +29,13 @@ gpupool_simulate_kind() {
       --trace-format) gpupool_simulate_format="$a" ;;
       --mode) gpupool_simulate_mode="$a" ;;
       --policy) gpupool_simulate_policies="$gpupool_simulate_policies,$a" ;;
-      --config) gpupool_simulate_config="config-$(basename "$a")" ;;
+      --config) gpupool_simulate_config="config-${a##*/}" ;;
     esac
     case "$a" in
       --trace-format=*) gpupool_simulate_format="${a#*=}" ;;
       --mode=*) gpupool_simulate_mode="${a#*=}" ;;
       --policy=*) gpupool_simulate_policies="$gpupool_simulate_policies,${a#*=}" ;;
-      --config=*) gpupool_simulate_config="config-$(basename "${a#*=}")" ;;
+      --config=*) gpupool_simulate_config="${a#*=}"; gpupool_simulate_config="config-${gpupool_simulate_config##*/}" ;;
       --synthetic|--synthetic=*) gpupool_simulate_format=synthetic ;;
     esac
     gpupool_simulate_prev="$a"
@@ -42,12 +43,25 @@ gpupool_simulate_kind() {
   gpupool_simulate_policies="${gpupool_simulate_policies#,}"
   # the config file's policy applies where --policy names none
   [ -n "$gpupool_simulate_policies" ] || gpupool_simulate_policies="${gpupool_simulate_config:-fcfs}"
-  gpupool_simulate_k="$(printf '%s' "$gpupool_simulate_mode-$gpupool_simulate_format-$gpupool_simulate_policies" | tr -c 'A-Za-z0-9_.-' '_')"
+  gpupool_simulate_safe "$gpupool_simulate_mode-$gpupool_simulate_format-$gpupool_simulate_policies"
+  gpupool_simulate_k="$gpupool_simulate_s"
   # a long list of policies with settings would make a file name too long for some file systems
   if [ "${#gpupool_simulate_k}" -gt 100 ]; then
     gpupool_simulate_k="$gpupool_simulate_mode-$gpupool_simulate_format-$(printf '%s' "$gpupool_simulate_policies" | cksum | cut -d' ' -f1)"
   fi
-  echo "$gpupool_simulate_k"
+}
+
+# Sets gpupool_simulate_s to $1 with every character other than A-Z a-z 0-9 _ . - replaced by _ (what
+# `tr -c 'A-Za-z0-9_.-' _` does to ASCII, without its processes).
+gpupool_simulate_safe() {
+  gpupool_simulate_s=""; gpupool_simulate_rest="$1"
+  while [ -n "$gpupool_simulate_rest" ]; do
+    case "$gpupool_simulate_rest" in
+      [A-Za-z0-9_.-]*) gpupool_simulate_s="$gpupool_simulate_s${gpupool_simulate_rest%"${gpupool_simulate_rest#?}"}" ;;
+      *) gpupool_simulate_s="${gpupool_simulate_s}_" ;;
+    esac
+    gpupool_simulate_rest="${gpupool_simulate_rest#?}"
+  done
 }
 
 # Whether the cache pays for this run (its arguments after `simulate`): a replay of a short trace.
@@ -82,7 +96,7 @@ gpupool_simulate_is_short() {
 # cheaper and recompiling after a failed speculation cheaper still; C2 then reaches the replay's hot paths sooner, and
 # the code it makes is hardly slower. A run of several policies inlines least: its replays share the cores with the
 # compiler, and each policy's types make the shared round code compile again. Measured: docs/benchmarks.md,
-# "Smaller compile units".
+# "Smaller compile units". Sets gpupool_simulate_jit.
 gpupool_simulate_inlining() {
   gpupool_simulate_prev=""; gpupool_simulate_n=0
   for a in "$@"; do
@@ -90,7 +104,7 @@ gpupool_simulate_inlining() {
     case "$a" in --policy=*) gpupool_simulate_n=$((gpupool_simulate_n + 1)); case "$a" in *,*) gpupool_simulate_n=2 ;; esac ;; esac
     gpupool_simulate_prev="$a"
   done
-  if [ "$gpupool_simulate_n" -gt 1 ]; then echo -XX:FreqInlineSize=60; else echo -XX:FreqInlineSize=100; fi
+  if [ "$gpupool_simulate_n" -gt 1 ]; then gpupool_simulate_jit=-XX:FreqInlineSize=60; else gpupool_simulate_jit=-XX:FreqInlineSize=100; fi
 }
 
 gpupool_simulate_cached() {
@@ -99,26 +113,27 @@ gpupool_simulate_cached() {
   case " ${GPUPOOL_JAVA_OPTS:-} " in *GC\ *|*GC=*|*AOT*|*SharedArchive*|*Xshare*|*FlightRecord*) return 0 ;; esac
   shift
   gpupool_simulate_is_short "$@" || return 0
-  gpupool_simulate_kind="$(gpupool_simulate_kind "$@")"
-  gpupool_simulate_cache="$gpupool_simulate_dir/simulate-$gpupool_simulate_kind.aot"
-  gpupool_simulate_jit="$(gpupool_simulate_inlining "$@")"
+  gpupool_simulate_kind "$@"
+  gpupool_simulate_cache="$gpupool_simulate_dir/simulate-$gpupool_simulate_k.aot"
+  gpupool_simulate_inlining "$@"
+  gpupool_java_options simulate
   # The JVM's notes on the cache (a class it skips, a cache it cannot use) go to stderr, or nowhere.
   if [ "$gpupool_simulate_cache" -nt "$gpupool_simulate_jar" ]; then
     # shellcheck disable=SC2046,SC2086  # lists of options
-    exec "$gpupool_simulate_java" $(gpupool_java_options simulate) -XX:+UseSerialGC $gpupool_simulate_jit "-XX:AOTCache=$gpupool_simulate_cache" \
+    exec "$gpupool_simulate_java" $gpupool_java_opts -XX:+UseSerialGC $gpupool_simulate_jit "-XX:AOTCache=$gpupool_simulate_cache" \
       -Xlog:aot*=off -Xlog:cds*=off -XX:+DisplayVMOutputToStderr ${GPUPOOL_JAVA_OPTS:-} -jar "$gpupool_simulate_jar" simulate "$@"
   fi
   # No cache (or a place it cannot be written): run without one.
   mkdir -p "$gpupool_simulate_dir" 2>/dev/null && [ -w "$gpupool_simulate_dir" ] || return 0
   gpupool_simulate_train=""
-  case "$gpupool_simulate_kind" in *-fcfs) gpupool_simulate_train=-XX:TieredStopAtLevel=1 ;; esac
+  case "$gpupool_simulate_k" in *-fcfs) gpupool_simulate_train=-XX:TieredStopAtLevel=1 ;; esac
   gpupool_simulate_out="$gpupool_simulate_cache.$$"
   # This run records and, when it ends, assembles the cache (the JVM waits for that: a few seconds). The JVM
   # reports those steps on stderr; they are filtered out, the run's own messages pass. Its exit status goes
   # through a file: POSIX sh has no PIPESTATUS.
   set +e
   # shellcheck disable=SC2046,SC2086  # lists of options
-  { { "$gpupool_simulate_java" $(gpupool_java_options simulate) -XX:+UseSerialGC $gpupool_simulate_jit $gpupool_simulate_train \
+  { { "$gpupool_simulate_java" $gpupool_java_opts -XX:+UseSerialGC $gpupool_simulate_jit $gpupool_simulate_train \
         "-XX:AOTCacheOutput=$gpupool_simulate_out" -Xlog:aot*=off -Xlog:cds*=off -XX:+DisplayVMOutputToStderr \
         ${GPUPOOL_JAVA_OPTS:-} -jar "$gpupool_simulate_jar" simulate "$@" 2>&1 1>&3 3>&-
       echo $? >"$gpupool_simulate_out.rc"; } \

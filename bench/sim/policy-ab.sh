@@ -35,10 +35,10 @@ run() { # jar name, policy, output file: one cached run (trains the cache first)
   local jar="$work/$1.jar" kind cache opts t
   # shellcheck disable=SC2046  # word lists
   set -- "$1" "$2" "$3" $(args_of "$2")
-  kind="$(gpupool_simulate_kind "${@:5}")"
+  gpupool_simulate_kind "${@:5}"; kind="$gpupool_simulate_k"
   cache="$work/$1-$kind.aot"
-  # shellcheck disable=SC2046
-  opts="$(gpupool_java_options simulate) -XX:+UseSerialGC $(gpupool_simulate_inlining "${@:5}") -Xlog:aot*=off -Xlog:cds*=off"
+  gpupool_java_options simulate; gpupool_simulate_inlining "${@:5}"
+  opts="$gpupool_java_opts -XX:+UseSerialGC $gpupool_simulate_jit -Xlog:aot*=off -Xlog:cds*=off"
   if [ ! -f "$cache" ]; then
     local train=""
     case "$kind" in *-fcfs) train=-XX:TieredStopAtLevel=1 ;; esac
