@@ -27,6 +27,10 @@ import java.util.function.IntPredicate;
  * gets every replica or nothing.
  */
 public final class PlacementPipeline {
+    /** What a failed placement says when the capacity index offered no node at all. */
+    private static final String NO_NODE = "no node of an allowed GPU model has that much free capacity";
+    private static final String NO_NODE_NVLINK = NO_NODE + " inside one NVLink domain";
+
     private final PlacementConfig config;
     private final List<FilterPlugin> filters;
     private final ScorePlugin[] scorers;
@@ -96,8 +100,7 @@ public final class PlacementPipeline {
             ReplicaChoice choice = bestNode(cycle, demand, models);
             if (choice.node < 0) {
                 cluster.rollback(mark);
-                String which = job.shape().replicas() > 1 ? "replica " + (r + 1) + "/" + job.shape().replicas() + " (" + demand + ")" : demand.toString();
-                return PlacementResult.failed(unplaced(which, demand, choice.refusals, cluster.cordonedNodes()));
+                return PlacementResult.failed(unplaced(r, job.shape().replicas(), demand, choice.refusals, cluster.cordonedNodes()));
             }
             replicas.add(grant(cycle, demand, cluster.node(choice.node), choice.gpus));
             nodes.add(choice.node);
@@ -230,33 +233,34 @@ public final class PlacementPipeline {
     }
 
     /**
-     * No node could hold a replica: the status of the reason most visited nodes gave or, when the capacity index
-     * offered no node at all, the capacity the replica asks for; its counts per reason end with the cordoned nodes
-     * (the index never offers them).
+     * No node could hold replica {@code r} (from 0) of {@code replicas}: the status of the reason most visited nodes gave
+     * or, when the capacity index offered no node at all, the capacity the replica asks for; its counts per reason end
+     * with the cordoned nodes (the index never offers them). Its text is made when read: most refusals never are.
      */
-    private static Status unplaced(String which, ReplicaDemand demand, NodeTally refusals, int cordoned) {
+    private static Status unplaced(int r, int replicas, ReplicaDemand demand, NodeTally refusals, int cordoned) {
         List<NodeCount> counts = new ArrayList<>(refusals.counts());
         NodeCount top = refusals.dominant();
-        String told;
         Status s;
+        String noNode = null;   // told when no node was visited
         if (top == null) {
             boolean nvlink = demand.exclusive() && demand.requireNvlink() && demand.gpus() > 1;
-            told = "no node of an allowed GPU model has that much free capacity" + (nvlink ? " inside one NVLink domain" : "");
+            noNode = nvlink ? NO_NODE_NVLINK : NO_NODE;
             s = !demand.exclusive()
-                    ? Status.insufficient(Filters.CapacityFilter.NAME, Resource.GPU_COMPUTE, demand.milli(), Status.UNKNOWN, GpuShare.WHOLE, told)
+                    ? Status.insufficient(Filters.CapacityFilter.NAME, Resource.GPU_COMPUTE, demand.milli(), Status.UNKNOWN, GpuShare.WHOLE, noNode)
                     : Status.insufficient(Filters.CapacityFilter.NAME, nvlink ? Resource.NVLINK : demand.gpus() == 0 ? Resource.NODES : Resource.GPUS,
-                    demand.gpus(), Status.UNKNOWN, Status.UNKNOWN, told);
+                    demand.gpus(), Status.UNKNOWN, Status.UNKNOWN, noNode);
         } else {
-            told = NodeTally.render(counts);
             s = top.reason();
         }
-        if (cordoned > 0) {
-            NodeCount c = new NodeCount(Status.unschedulable(Filters.HealthFilter.NAME, Resource.NONE, "cordoned"), cordoned);
-            counts.add(c);
-            told += "; " + NodeTally.render(List.of(c));
-        }
-        return new Status(Code.UNSCHEDULABLE, s.plugin(), s.resource(), s.requested(), s.free(), s.capacity(), counts,
-                "no node can hold " + which + ": " + told);
+        if (cordoned > 0) counts.add(new NodeCount(Status.unschedulable(Filters.HealthFilter.NAME, Resource.NONE, "cordoned"), cordoned));
+        List<NodeCount> all = List.copyOf(counts);
+        String first = noNode;
+        return Status.lazy(Code.UNSCHEDULABLE, s.plugin(), s.resource(), s.requested(), s.free(), s.capacity(), all, () -> {
+            String which = replicas > 1 ? "replica " + (r + 1) + "/" + replicas + " (" + demand + ")" : demand.toString();
+            String tallies = NodeTally.render(all);
+            String told = first == null ? tallies : tallies.isEmpty() ? first : first + "; " + tallies;
+            return "no node can hold " + which + ": " + told;
+        });
     }
 
     private List<GpuGrant> grant(CycleState cycle, ReplicaDemand demand, NodeState n, int[] gpus) {

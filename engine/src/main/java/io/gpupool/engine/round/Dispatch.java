@@ -175,7 +175,8 @@ final class Dispatch {
 
     /** The blocked head's status: its placement refusal and the time its GPUs are reserved from. */
     static Status reserved(Status refusal, EasyReservation reservation) {
-        return refusal.within("GPUs reserved from t=" + reservation.atMs() / 1000.0 + "s (expected); ");
+        long atMs = reservation.atMs();
+        return refusal.within(() -> "GPUs reserved from t=" + atMs / 1000.0 + "s (expected); ");
     }
 
     /**
