@@ -23,7 +23,6 @@ public final class CycleState {
     private int[] counts = new int[0];   // scratch of a GPU policy, reused over the nodes one placement visits
     private final boolean anyLimit;      // some GPU is excluded, or only some are allowed
     private GpuMasks masks;              // the two sets as masks: given, or made at the first question
-    private boolean masksAsked;
 
     public CycleState(ClusterState cluster, JobSpec job, WorkloadProfile profile, Set<Long> excludedGpus) {
         this(cluster, job, profile, excludedGpus, null);
@@ -41,7 +40,6 @@ public final class CycleState {
     public CycleState(ClusterState cluster, JobSpec job, WorkloadProfile profile, Set<Long> excludedGpus, Set<Long> onlyGpus,
                       GpuMasks masks) {
         this.masks = masks;
-        this.masksAsked = masks != null;
         this.cluster = cluster;
         this.job = job;
         this.profile = profile;
@@ -59,13 +57,8 @@ public final class CycleState {
     public WorkloadProfile profile() { return profile; }
     public boolean excluded(int node, int gpu) {
         if (!anyLimit) return false;
-        if (!masksAsked) {
-            masksAsked = true;
-            masks = GpuMasks.of(excludedGpus, onlyGpus);
-        }
-        if (masks != null && gpu < Long.SIZE) return masks.excluded(node, gpu);
-        if (onlyGpus != null && !onlyGpus.contains(gpuKey(node, gpu))) return true;
-        return excludedGpus.contains(gpuKey(node, gpu));
+        if (masks == null) masks = GpuMasks.of(excludedGpus, onlyGpus);
+        return masks.excluded(node, gpu);
     }
     public boolean hasExclusions() { return anyLimit; }
     /** Nodes already holding a replica of this gang, in placement order. */

@@ -240,11 +240,10 @@ public final class PlacementPipeline {
     private static Status unplaced(int r, int replicas, ReplicaDemand demand, NodeTally refusals, int cordoned) {
         List<NodeCount> counts = new ArrayList<>(refusals.counts());
         NodeCount top = refusals.dominant();
+        boolean nvlink = demand.exclusive() && demand.requireNvlink() && demand.gpus() > 1;
+        String noNode = top != null ? null : nvlink ? NO_NODE_NVLINK : NO_NODE;   // told when no node was visited
         Status s;
-        String noNode = null;   // told when no node was visited
         if (top == null) {
-            boolean nvlink = demand.exclusive() && demand.requireNvlink() && demand.gpus() > 1;
-            noNode = nvlink ? NO_NODE_NVLINK : NO_NODE;
             s = !demand.exclusive()
                     ? Status.insufficient(Filters.CapacityFilter.NAME, Resource.GPU_COMPUTE, demand.milli(), Status.UNKNOWN, GpuShare.WHOLE, noNode)
                     : Status.insufficient(Filters.CapacityFilter.NAME, nvlink ? Resource.NVLINK : demand.gpus() == 0 ? Resource.NODES : Resource.GPUS,
@@ -254,11 +253,10 @@ public final class PlacementPipeline {
         }
         if (cordoned > 0) counts.add(new NodeCount(Status.unschedulable(Filters.HealthFilter.NAME, Resource.NONE, "cordoned"), cordoned));
         List<NodeCount> all = List.copyOf(counts);
-        String first = noNode;
         return Status.lazy(Code.UNSCHEDULABLE, s.plugin(), s.resource(), s.requested(), s.free(), s.capacity(), all, () -> {
             String which = replicas > 1 ? "replica " + (r + 1) + "/" + replicas + " (" + demand + ")" : demand.toString();
             String tallies = NodeTally.render(all);
-            String told = first == null ? tallies : tallies.isEmpty() ? first : first + "; " + tallies;
+            String told = noNode == null ? tallies : tallies.isEmpty() ? noNode : noNode + "; " + tallies;
             return "no node can hold " + which + ": " + told;
         });
     }

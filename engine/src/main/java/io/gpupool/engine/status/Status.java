@@ -142,14 +142,12 @@ public final class Status {
 
     /** This status with the given amounts. */
     public Status withAmounts(long requested, long free, long capacity) {
-        String m = message;
-        return m != null ? new Status(code, plugin, resource, requested, free, capacity, nodes, m)
-                : lazy(code, plugin, resource, requested, free, capacity, nodes, this::message);
+        return lazy(code, plugin, resource, requested, free, capacity, nodes, this::message);
     }
 
     /** This status told in a wider context: {@code context} comes before the message; the data stay. */
     public Status within(String context) {
-        return lazy(code, plugin, resource, requested, free, capacity, nodes, () -> context + message());
+        return within(() -> context);
     }
 
     /** {@link #within(String)} with the context made when the message is read. */
