@@ -114,7 +114,7 @@ public final class Scheduler {
         if (p instanceof RunObserver o) for (JobState j : running.values()) o.runStarted(j);
         if (p instanceof QueueObserver o) for (JobState j : pending.values()) o.queued(j);
         if (p instanceof StandingOrder order) {
-            standing = new StandingQueue(order, context(lastNowMs));
+            standing = new StandingQueue(order, context(lastNowMs), StandingQueue.linesByShape(p.traits()));
             for (JobState j : pending.values()) standing.add(j);
         }
         this.pipeline = pl;
@@ -641,6 +641,7 @@ public final class Scheduler {
     void walkWholeQueues() { round.walkWholeQueues(); }
     /** Tests: full rounds whose walk stopped once only refusals were left. */
     long walksStopped() { return round.walksStopped(); }
+    long[] shapesPassedOver() { return round.shapesPassedOver(); }
 
     public JobState job(String id) { return jobs.get(id); }
     public Collection<JobState> pendingJobs() { return Collections.unmodifiableCollection(pending.values()); }

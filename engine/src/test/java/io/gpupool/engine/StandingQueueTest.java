@@ -53,7 +53,7 @@ class StandingQueueTest {
         Map<String, Long> runtimes = new LinkedHashMap<>();
         PolicyContext ctx0 = new PolicyContext(0, config, new io.gpupool.engine.state.ClusterState(POOL), null,
                 new io.gpupool.engine.policy.HistoryMedianPredictor(3_600_000), runtimes::get, List.of());
-        StandingQueue standing = new StandingQueue(policy, ctx0);
+        StandingQueue standing = new StandingQueue(policy, ctx0, StandingQueue.linesByShape(any.traits()));
         JobState.RoundNote note = new JobState.RoundNote();
         List<JobState> pending = new ArrayList<>();
         long now = 0, seq = 0;

@@ -35,10 +35,20 @@ class StoppedWalkTest {
     void jobsReadWhatTheWholeWalkGivesThem() {
         long stopped = 0;
         for (String policy : List.of("las", "fair-share", "qssf", "srtf-oracle", "gittins", "fcfs-backfill")) {
-            long stoppedOfPolicy = 0;
-            for (long seed = 1; seed <= 12; seed++) stoppedOfPolicy += compare(policy, seed);
+            long[] counts = new long[3];
+            for (long seed = 1; seed <= 12; seed++) compare(policy, seed, counts);
+            long stoppedOfPolicy = counts[0], passedOver = counts[1], resumed = counts[2];
+            System.out.printf("%s: walks stopped %d, shapes passed over %d, passes taken back %d%n", policy, stoppedOfPolicy, passedOver, resumed);
             if (policy.equals("fcfs-backfill")) assertThat(stoppedOfPolicy).as(policy + " backfills: its walk never stops so").isZero();
             else assertThat(stoppedOfPolicy).as(policy + ": walks stopped early").isGreaterThan(100);
+            // a preemptive SKIP policy whose later jobs preempt less stops polling a refused shape's line, and polls it
+            // again from where the walk is when a preemption makes room
+            if (List.of("las", "srtf-oracle", "gittins").contains(policy)) {
+                assertThat(passedOver).as(policy + ": shapes passed over").isGreaterThan(100);
+                assertThat(resumed).as(policy + ": passes taken back").isGreaterThan(5);
+            } else {
+                assertThat(passedOver).as(policy + ": its queue is not kept by shape").isZero();
+            }
             stopped += stoppedOfPolicy;
         }
         assertThat(stopped).isGreaterThan(1000);
@@ -64,8 +74,11 @@ class StoppedWalkTest {
         assertThat(s.walksStopped()).isEqualTo(stoppedBefore);
     }
 
-    /** One random history on both schedulers; returns how many of the fast one's walks stopped early. */
-    private static long compare(String policy, long seed) {
+    /**
+     * One random history on both schedulers; adds to {@code counts} how many of the fast one's walks stopped early,
+     * how many refused shapes its walks passed over, and how many of those passes a preemption took back.
+     */
+    private static void compare(String policy, long seed, long[] counts) {
         SplittableRandom rnd = new SplittableRandom(seed * 7919 + policy.hashCode());
         List<NodeSpec> nodes = new ArrayList<>(pool(2, 8, A100).nodes());
         nodes.addAll(pool(1, 4, T4).nodes());
@@ -177,7 +190,10 @@ class StoppedWalkTest {
             fast.checkConsistency();
         }
         assertThat(whole.walksStopped()).isZero();
-        return fast.walksStopped();
+        assertThat(whole.shapesPassedOver()[0]).isZero();
+        counts[0] += fast.walksStopped();
+        counts[1] += fast.shapesPassedOver()[0];
+        counts[2] += fast.shapesPassedOver()[1];
     }
 
     /** What turns the stop off for a while: a job in a reservation, an array cap, a reservation window. */

@@ -17,6 +17,21 @@ public interface JobQueue {
     /** A job was preempted in this round and may be tried again. */
     void requeue(JobState job);
 
+    /**
+     * The jobs of this shape still to come need not be polled in this round (each would only be refused as the last
+     * one was): true when the queue passes them over, false when it polls them as before (the default). Jobs
+     * preempted in the round are polled whatever their shape.
+     */
+    default boolean passOver(String shapeKey) {
+        return false;
+    }
+
+    /**
+     * Polls the passed-over shapes again from here on: their jobs ordered before the last job polled go to
+     * {@code passedOver} first, in order (the dispatcher gives them the refusal they were passed over with).
+     */
+    default void resumePassedOver(java.util.function.Consumer<JobState> passedOver) {}
+
     /** A queue by a number per job, lowest first ({@code descending}: highest first); ties go to arrival order. */
     static JobQueue byKey(Collection<JobState> jobs, java.util.function.ToDoubleFunction<JobState> key, boolean descending) {
         return KeyedQueue.of(jobs, key, descending, new KeyedQueue.Scratch());   // arrays of its own

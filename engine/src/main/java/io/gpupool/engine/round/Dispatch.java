@@ -73,6 +73,9 @@ final class Dispatch {
     private final boolean mayStopEarly;             // a full round of a SKIP policy (see restOnlyWaits)
     private boolean recheck = true;                 // something restOnlyWaits reads changed since it was last asked
     private final List<JobState> victimsNotPolled = new ArrayList<>();   // preempted in this round, not polled again yet
+    private final boolean mayPassOver;              // the queue may pass over a refused shape's later jobs (see passOver)
+    private boolean passedOver;                     // it passed over some: their refusals are read from the round
+    private boolean stoppedEarly;
 
     /**
      * @param started   what batch mode started in this round (the walk adds to it)
@@ -86,6 +89,8 @@ final class Dispatch {
         this.started = started;
         this.backfillLeft = round.policy.traits().backfillDepth();
         this.mayStopEarly = fullRound && round.stopWalks && round.policy.traits().blocking() == BlockingMode.SKIP;
+        this.mayPassOver = mayStopEarly && round.policy.preemption() != null && round.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)
+                && round.policy.admission() == Admission.NONE && round.jobs.onlyPlacementRefuses();
     }
 
     RoundResult walk() {
@@ -125,6 +130,10 @@ final class Dispatch {
             }
             if (preemptFor(job, shape, fence)) continue;
             r.jobs.waits(job, reason);
+            if (mayPassOver && queue.passOver(shape)) {
+                passedOver = true;
+                r.shapesPassedOver++;
+            }
             if (reason.plugin().equals(ReservationBook.PLUGIN)) continue;   // kept off reserved GPUs only: like a cap, it blocks nobody
             if (traits.blocking() == BlockingMode.STRICT) {
                 r.jobs.unreached("queued behind " + job.id() + " (strict FCFS)");
@@ -138,6 +147,8 @@ final class Dispatch {
                 }
             }
         }
+        // the walk reached the end of the queue: the jobs it passed over read their shapes' refusals, as a stopped walk's
+        if (passedOver && !stoppedEarly) r.jobs.restWaits(failedShapes);
         return new RoundResult(started, preempted);
     }
 
@@ -170,6 +181,7 @@ final class Dispatch {
         }
         r.jobs.restWaits(failedShapes);
         r.walksStopped++;
+        stoppedEarly = true;
         return true;
     }
 
@@ -274,6 +286,13 @@ final class Dispatch {
             preempted.add(v.id());
             queue.requeue(v);
             if (mayStopEarly) victimsNotPolled.add(v);
+        }
+        if (passedOver) {   // the shapes passed over are polled again: the jobs passed before this one had their refusals
+            queue.resumePassedOver(j -> {
+                if (j.status() == JobStatus.PENDING && j.holdReason() == null) r.jobs.waits(j, failedShapes.get(j.shapeKey()));
+            });
+            passedOver = false;
+            r.passesResumed++;
         }
         failedShapes.clear();
         noVictims.clear();

@@ -40,6 +40,7 @@ public final class Round {
     String preemptedHold;               // non-null: a job a round preempts is held with this reason
     boolean stopWalks = true;           // a full round may stop walking once only refusals are left (Dispatch)
     long walksStopped;                  // full rounds whose walk stopped so
+    long shapesPassedOver, passesResumed;   // refused shapes whose later jobs a walk passed over, and passes taken back (Dispatch)
 
     public Round(ClusterState cluster, WorkloadProfile profile, RoundJobs jobs) {
         this.cluster = cluster;
@@ -93,6 +94,11 @@ public final class Round {
     /** Full rounds whose walk stopped once only refusals were left (tests). */
     public long walksStopped() {
         return walksStopped;
+    }
+
+    /** Refused shapes whose later jobs a walk passed over, and of those the passes a preemption took back (tests). */
+    public long[] shapesPassedOver() {
+        return new long[] {shapesPassedOver, passesResumed};
     }
 
     /** A job started running (also one restored as running), its run's start and the run time before it set. */
