@@ -15,9 +15,9 @@ import static io.gpupool.engine.TestPools.job;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A keyed queue (qssf's, themis's order) polls exactly as sorting by the key (ascending or descending, by
- * {@code Double.compare}) then arrival would: over random queues with tied keys, signed zeros and NaN, with jobs
- * requeued mid-walk (preemption victims come back and are polled in order).
+ * A keyed queue (qssf's order), and a queue given its jobs in order (themis'), poll exactly as sorting by the key
+ * (ascending or descending, by {@code Double.compare}) then arrival would: over random queues with tied keys, signed
+ * zeros and NaN, with jobs requeued mid-walk (preemption victims come back and are polled in order).
  */
 class KeyedQueueTest {
     @Test
@@ -41,7 +41,9 @@ class KeyedQueueTest {
             }
             Comparator<JobState> byKey = (a, b) -> descending ? Double.compare(key.get(b), key.get(a)) : Double.compare(key.get(a), key.get(b));
             Comparator<JobState> order = byKey.thenComparingLong(JobState::seq);
-            JobQueue q = JobQueue.byKey(queued, key::get, descending);
+            // the keyed queue, or a queue handed its jobs already in order (themis' sorted from its last round's)
+            JobQueue q = rnd.nextBoolean() ? JobQueue.byKey(queued, key::get, descending)
+                    : JobQueue.inOrder(queued.stream().sorted(order).toArray(JobState[]::new), n, byKey);
             List<JobState> left = new ArrayList<>(queued);
             for (int step = 0; step < n + 20; step++) {
                 if (!spare.isEmpty() && rnd.nextInt(4) == 0) {

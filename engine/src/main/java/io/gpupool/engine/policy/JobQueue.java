@@ -37,6 +37,32 @@ public interface JobQueue {
         return KeyedQueue.of(jobs, key, descending, new KeyedQueue.Scratch());   // arrays of its own
     }
 
+    /**
+     * A queue of {@code jobs[0..count)}, already in the policy's order (the array becomes the queue's); a job preempted
+     * in the round is merged in by {@code order} (ties to arrival order), which must agree with the array's.
+     */
+    static JobQueue inOrder(JobState[] jobs, int count, Comparator<JobState> order) {
+        Comparator<JobState> full = order.thenComparingLong(JobState::seq);
+        return new JobQueue() {
+            int next;
+            PriorityQueue<JobState> requeued;
+
+            @Override
+            public JobState poll() {
+                JobState head = next < count ? jobs[next] : null;
+                if (requeued != null && !requeued.isEmpty() && (head == null || full.compare(requeued.peek(), head) < 0)) return requeued.poll();
+                if (head != null) next++;
+                return head;
+            }
+
+            @Override
+            public void requeue(JobState job) {
+                if (requeued == null) requeued = new PriorityQueue<>(full);
+                requeued.add(job);
+            }
+        };
+    }
+
     /** A queue in a fixed order; ties go to arrival order. */
     static JobQueue sorted(Collection<JobState> jobs, Comparator<JobState> order) {
         Comparator<JobState> full = order.thenComparingLong(JobState::seq);
