@@ -70,18 +70,33 @@ final class FairnessTerms {
         return JobQueue.inOrder(inOrder, size, (a, b) -> Double.compare(ThemisPolicy.rho(ctx, b, contending, poolGpus), ThemisPolicy.rho(ctx, a, contending, poolGpus)));
     }
 
-    /** Drops the removed slots from {@code ranked} and sorts it by this round's keys (insertion: it is nearly sorted). */
+    /**
+     * Drops the removed slots from {@code ranked} and sorts it by this round's keys: by insertion, as it is nearly
+     * sorted, unless the order moved much since (a long queue's many overtakings, a new predictor): past a few moves per
+     * job, by a heap of all slots, O(n log n).
+     */
     private void sortRanked() {
+        long movesLeft = 8L * size + 256;
         int n = 0;
-        for (int r = 0; r < rankedCount; r++) {
+        for (int r = 0; r < rankedCount && movesLeft >= 0; r++) {
             int slot = ranked[r];
             if (slot < 0) continue;
             int i = n++;
             while (i > 0 && before(slot, ranked[i - 1])) {
                 ranked[i] = ranked[i - 1];
                 i--;
+                movesLeft--;
             }
             ranked[i] = slot;
+        }
+        if (movesLeft < 0) {
+            // the slots are 0..size-1 (removal fills the gap from the last): a heap of those indices is every job
+            IndexHeap all = new IndexHeap(size) {
+                @Override protected boolean before(int a, int b) { return FairnessTerms.this.before(a, b); }
+            };
+            all.heapify();
+            for (int i = 0; i < size; i++) ranked[i] = all.takeFirst();
+            n = size;
         }
         rankedCount = n;
         for (int i = 0; i < n; i++) rankOf[ranked[i]] = i;
