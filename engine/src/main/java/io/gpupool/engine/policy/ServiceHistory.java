@@ -92,6 +92,9 @@ final class ServiceHistory {
     /** Indexes per level for each group, looked up per job. */
     record Table(ServiceLevels levels, double[] global, Map<Integer, double[]> bySize, Map<String, double[][]> byTenantSize) {
         double[] indexesFor(JobState job) {
+            // one distribution for all (the default groups): the job's fields are not read (a cache miss or more for
+            // each running job a round ranks)
+            if (bySize.isEmpty() && byTenantSize.isEmpty()) return global;
             int size = sizeClass(job);
             double[][] tenant = byTenantSize.get(job.spec().tenant());
             double[] t = tenant != null ? tenant[size] : null;
