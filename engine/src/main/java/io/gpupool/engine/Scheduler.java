@@ -642,6 +642,7 @@ public final class Scheduler {
     /** Tests: full rounds whose walk stopped once only refusals were left. */
     long walksStopped() { return round.walksStopped(); }
     long[] shapesPassedOver() { return round.shapesPassedOver(); }
+    long plansSkippedBySize() { return round.plansSkippedBySize(); }
 
     public JobState job(String id) { return jobs.get(id); }
     public Collection<JobState> pendingJobs() { return Collections.unmodifiableCollection(pending.values()); }

@@ -22,11 +22,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A full round of a SKIP policy stops walking its queue once every shape still queued has been refused and no job
- * left could preempt or be refused otherwise; the jobs it left read their shape's refusal from the round. That must
- * never change a decision nor what any job reports: the same random histories (arrivals of a few shapes, completions,
- * cancellations, admin preemptions, holds and releases, starts on a chosen node, replaced specs, cordons, GPU faults,
- * array caps, jobs given a reservation, a reservation window, guarantees, preempted jobs held as the service holds
- * them, several rounds at one instant or none between steps) give the same starts and preemptions as a scheduler whose
+ * left could preempt or be refused otherwise; the jobs it left read their shape's refusal from the round. A policy whose
+ * later jobs preempt less also passes over a refused shape's later jobs, and plans for no blocked job larger than one
+ * that found no victims. That must never change a decision nor what any job reports: the same random histories
+ * (arrivals of a few shapes, completions, cancellations, admin preemptions, holds and releases, starts on a chosen
+ * node, replaced specs, cordons, GPU faults, array caps, jobs given a reservation, a reservation window, guarantees,
+ * preempted jobs held as the service holds them, several rounds at one instant or none between steps) give the same starts and preemptions as a scheduler whose
  * rounds walk the whole queue, and after every step (whenever a user could read them) every job's wait reason and
  * wait status are the same.
  */
@@ -35,10 +36,11 @@ class StoppedWalkTest {
     void jobsReadWhatTheWholeWalkGivesThem() {
         long stopped = 0;
         for (String policy : List.of("las", "fair-share", "qssf", "srtf-oracle", "gittins", "fcfs-backfill")) {
-            long[] counts = new long[3];
+            long[] counts = new long[4];
             for (long seed = 1; seed <= 12; seed++) compare(policy, seed, counts);
-            long stoppedOfPolicy = counts[0], passedOver = counts[1], resumed = counts[2];
-            System.out.printf("%s: walks stopped %d, shapes passed over %d, passes taken back %d%n", policy, stoppedOfPolicy, passedOver, resumed);
+            long stoppedOfPolicy = counts[0], passedOver = counts[1], resumed = counts[2], notPlanned = counts[3];
+            System.out.printf("%s: walks stopped %d, shapes passed over %d, passes taken back %d, plans skipped by size %d%n",
+                    policy, stoppedOfPolicy, passedOver, resumed, notPlanned);
             if (policy.equals("fcfs-backfill")) assertThat(stoppedOfPolicy).as(policy + " backfills: its walk never stops so").isZero();
             else assertThat(stoppedOfPolicy).as(policy + ": walks stopped early").isGreaterThan(100);
             // a preemptive SKIP policy whose later jobs preempt less stops polling a refused shape's line, and polls it
@@ -46,8 +48,11 @@ class StoppedWalkTest {
             if (List.of("las", "srtf-oracle", "gittins").contains(policy)) {
                 assertThat(passedOver).as(policy + ": shapes passed over").isGreaterThan(100);
                 assertThat(resumed).as(policy + ": passes taken back").isGreaterThan(5);
+                // and a blocked job larger than one that found no victims in the round does not plan
+                assertThat(notPlanned).as(policy + ": plans skipped by size").isGreaterThan(100);
             } else {
                 assertThat(passedOver).as(policy + ": its queue is not kept by shape").isZero();
+                assertThat(notPlanned).as(policy + ": plans skipped by size").isZero();
             }
             stopped += stoppedOfPolicy;
         }
@@ -191,9 +196,11 @@ class StoppedWalkTest {
         }
         assertThat(whole.walksStopped()).isZero();
         assertThat(whole.shapesPassedOver()[0]).isZero();
+        assertThat(whole.plansSkippedBySize()).isZero();
         counts[0] += fast.walksStopped();
         counts[1] += fast.shapesPassedOver()[0];
         counts[2] += fast.shapesPassedOver()[1];
+        counts[3] += fast.plansSkippedBySize();
     }
 
     /** What turns the stop off for a while: a job in a reservation, an array cap, a reservation window. */

@@ -15,6 +15,7 @@ import io.gpupool.engine.policy.Preemption;
 import io.gpupool.engine.reservation.Fence;
 import io.gpupool.engine.reservation.ReservationBook;
 import io.gpupool.engine.status.Status;
+import io.gpupool.model.JobSpec;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -57,6 +58,9 @@ final class Dispatch {
     private final Map<String, Set<String>> noVictims = new HashMap<>();
     private final Set<String> noVictimsAnyTenant = new HashSet<>();
     private boolean noLaterJobPreempts;             // a job earlier in the order might preempt nothing (LATER_JOBS_MAY_PREEMPT_LESS)
+    private final boolean sizesMemo;                // noVictimsSizes applies (see largerThanRefused)
+    private int[] noVictimsSizes = new int[8];      // (replicas, GPUs each) of plain whole-GPU jobs that found no victims
+    private int noVictimsSizeCount;
     private Map<String, Set<Long>> fencedBehindReservation;   // fence key -> its GPUs and the EASY reservation's; made on first use (most rounds have none)
     private PreemptionPlanner planner;
     private Set<Long> masksExcluded, masksOnly;   // the sets `masks` was made of (by identity)
@@ -89,6 +93,8 @@ final class Dispatch {
         this.started = started;
         this.backfillLeft = round.policy.traits().backfillDepth();
         this.mayStopEarly = fullRound && round.stopWalks && round.policy.traits().blocking() == BlockingMode.SKIP;
+        this.sizesMemo = round.stopWalks && round.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)
+                && round.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST) && round.jobs.onlyPlacementRefuses();   // no fence lets a job on GPUs another may not use
         this.mayPassOver = mayStopEarly && round.policy.preemption() != null && round.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)
                 && round.policy.admission() == Admission.NONE && round.jobs.onlyPlacementRefuses();
     }
@@ -264,6 +270,11 @@ final class Dispatch {
         // asked before mayPreemptAny (a Gittins index per blocked job), which most of these jobs pass: both answers are
         // "no". Skipping it may leave noLaterJobPreempts unset, but a later job then plans and finds no victim (the trait)
         if (shapesWithout != null && shapesWithout.contains(shape)) return false;
+        if (sizesMemo && largerThanRefused(job)) {
+            noVictimsAnyTenant.add(shape);
+            r.plansSkippedBySize++;
+            return false;
+        }
         if (!r.policy.preemption().mayPreemptAny(ctx, job)) {
             // it may stop none of the jobs running when the round began; a later job may stop only what it may (the trait)
             if (r.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)) noLaterJobPreempts = true;
@@ -275,6 +286,7 @@ final class Dispatch {
         }
         List<JobState> victims = planner.plan(job);
         if (victims == null) {
+            if (sizesMemo) noteRefusedSize(job);
             if (victimTenant == null) noVictimsAnyTenant.add(shape);
             else noVictims.computeIfAbsent(victimTenant, t -> new HashSet<>()).add(shape);
             return false;
@@ -297,11 +309,43 @@ final class Dispatch {
         failedShapes.clear();
         noVictims.clear();
         noVictimsAnyTenant.clear();
+        noVictimsSizeCount = 0;
         recheck = true;
         PlacementResult p = r.pipeline.place(cycle(job, fence, null), true);
         if (!p.ok()) throw new IllegalStateException("job " + job.id() + " does not fit after preempting " + victims);
         start(job, p);
         return true;
+    }
+
+    /**
+     * Whether an earlier job of this round found no victims although it asked for no more than this whole-GPU job: as
+     * many replicas or fewer, of as many whole GPUs or fewer, with no other demand (any GPU model, no NVLink rule, no
+     * host request). Then this job finds none either: under LATER_JOBS_MAY_PREEMPT_LESS and ALLOWED_VICTIMS_COME_FIRST
+     * its candidates are a prefix of the earlier job's (both the allowed victims, cheapest first, up to the planner's
+     * cap), releasing fewer jobs frees a subset of the GPUs (and host resources), and any placement of this job
+     * holds the earlier one (a subset of its replicas, a subset of each replica's GPUs). A plan's refusal says that
+     * even all its candidates gone leave no room (or too few idle GPUs by counting).
+     */
+    private boolean largerThanRefused(JobState job) {
+        if (noVictimsSizeCount == 0 || !job.spec().share().isWhole()) return false;
+        int replicas = job.spec().shape().replicas(), gpus = job.spec().shape().gpusPerReplica();
+        if (gpus == 0) return false;
+        for (int i = 0; i < noVictimsSizeCount; i += 2) {
+            if (replicas >= noVictimsSizes[i] && gpus >= noVictimsSizes[i + 1]) return true;
+        }
+        return false;
+    }
+
+    /** A plain whole-GPU job found no victims: later jobs at least as large in both need not plan (largerThanRefused). */
+    private void noteRefusedSize(JobState job) {
+        JobSpec spec = job.spec();
+        if (!spec.share().isWhole() || spec.shape().gpusPerReplica() == 0 || !spec.allowedModels().isEmpty() || spec.requireNvlink()
+                || spec.host().requested()) {
+            return;
+        }
+        if (noVictimsSizeCount == noVictimsSizes.length) noVictimsSizes = java.util.Arrays.copyOf(noVictimsSizes, 2 * noVictimsSizeCount);
+        noVictimsSizes[noVictimsSizeCount++] = spec.shape().replicas();
+        noVictimsSizes[noVictimsSizeCount++] = spec.shape().gpusPerReplica();
     }
 
     private void start(JobState job, PlacementResult placed) {

@@ -41,6 +41,7 @@ public final class Round {
     boolean stopWalks = true;           // a full round may stop walking once only refusals are left (Dispatch)
     long walksStopped;                  // full rounds whose walk stopped so
     long shapesPassedOver, passesResumed;   // refused shapes whose later jobs a walk passed over, and passes taken back (Dispatch)
+    long plansSkippedBySize;                // blocked jobs not planned for: a smaller one found no victims (Dispatch)
 
     public Round(ClusterState cluster, WorkloadProfile profile, RoundJobs jobs) {
         this.cluster = cluster;
@@ -86,7 +87,10 @@ public final class Round {
         settledBackfill.forget();
     }
 
-    /** Every full round walks its whole queue (a test compares that with walks that stop once only refusals are left). */
+    /**
+     * Every full round walks its whole queue, and plans for every blocked job whose own shape found victims (a test
+     * compares that with walks that stop once only refusals are left, and that skip jobs larger than one that found none).
+     */
     public void walkWholeQueues() {
         stopWalks = false;
     }
@@ -99,6 +103,11 @@ public final class Round {
     /** Refused shapes whose later jobs a walk passed over, and of those the passes a preemption took back (tests). */
     public long[] shapesPassedOver() {
         return new long[] {shapesPassedOver, passesResumed};
+    }
+
+    /** Blocked jobs not planned for because a smaller job of the round found no victims (tests). */
+    public long plansSkippedBySize() {
+        return plansSkippedBySize;
     }
 
     /** A job started running (also one restored as running), its run's start and the run time before it set. */
