@@ -165,10 +165,12 @@ final class RunningBands {
             byVictimOrder.resort();
             ordered = null;
         }
+        long horizon = plus(now, MARGIN_MS);
+        // most queries find nothing due (several per round at one instant): no list made for them
+        if (unkeyed.isEmpty() && (byCrossing.isEmpty() || byCrossing.first().crossingMs > horizon)) return true;
         List<Entry> due = new ArrayList<>(unkeyed);   // the newly started first, in neither set yet
         int newlyStarted = due.size();
         unkeyed.clear();
-        long horizon = plus(now, MARGIN_MS);
         for (Entry e : byCrossing) {
             if (e.crossingMs > horizon) break;
             due.add(e);

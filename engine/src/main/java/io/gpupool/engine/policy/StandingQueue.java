@@ -85,13 +85,16 @@ public final class StandingQueue {
      * comparison, where a search compares about log2(queue) times through the policy's order.
      */
     private void take(JobState job) {
-        TreeSet<JobState> line = lineOf(job);
+        String key = byShape ? job.shapeKey() : ALL;
+        TreeSet<JobState> line = lines.get(key);
+        if (line == null) return;
         if (!line.isEmpty() && line.first() == job) {
             line.pollFirst();
             size--;
         } else if (line.remove(job)) {
             size--;
         }
+        if (line.isEmpty()) lines.remove(key);   // a round walks the lines that hold jobs, not every shape ever queued
     }
 
     public int size() { return size; }
@@ -155,9 +158,7 @@ public final class StandingQueue {
         private JobState last;
 
         Walk() {
-            for (Map.Entry<String, TreeSet<JobState>> e : lines.entrySet()) {
-                if (!e.getValue().isEmpty()) place(new Cursor(e.getKey(), e.getValue().iterator()));
-            }
+            for (Map.Entry<String, TreeSet<JobState>> e : lines.entrySet()) place(new Cursor(e.getKey(), e.getValue().iterator()));
         }
 
         /** Puts a cursor with a head among the live ones, after every head before its own. */
