@@ -30,8 +30,11 @@ final class FairnessTerms {
     private int[] ranked = new int[16];
     private int rankedCount;
     private int[] rankOf = new int[16];
+    private boolean ranksKept = true;          // ranked holds every slot (false after a round by heap)
     private double[] keys = new double[16];    // per slot, this round's rho
     private JobState[] inOrder = new JobState[16];   // one round's queue: copies of the jobs in order (the walk's own)
+    private final KeyedQueue.Scratch heapScratch = new KeyedQueue.Scratch();   // a long queue's round: its heap's arrays
+    private static final int SORTED_UP_TO = ThemisPolicy.SORTED_QUEUE_UP_TO;
 
     private final PredictionViews views = new PredictionViews();   // the pending jobs' predictions, by viewOf
 
@@ -49,10 +52,11 @@ final class FairnessTerms {
      * This round's queue by rho (highest first, ties to arrival order), or null when {@code pending} is not the set of
      * jobs told (a caller that does not report the queue's changes): the caller then computes the keys itself.
      *
-     * <p>The whole queue is sorted, from the last round's order: rounds follow each other closely and rho moves slowly,
-     * so that order is nearly this one's and an insertion sort costs about one comparison per job plus the few
-     * overtakings since, where a heap of the queue cost some 20 comparisons for each job the walk takes (a backfill walk
-     * takes a hundred).
+     * <p>A queue of up to {@value ThemisPolicy#SORTED_QUEUE_UP_TO} jobs is sorted whole, from the last round's order: rounds follow each
+     * other closely and rho moves slowly, so that order is nearly this one's and an insertion sort costs about one
+     * comparison per job plus the few overtakings since, where a heap of the queue cost some 20 comparisons for each job
+     * the walk takes (a backfill walk takes a hundred). A longer queue has more overtakings per round than jobs (10,000
+     * queued, 10 s apart: some 11,000), so it goes through a heap.
      */
     JobQueue queue(PolicyContext ctx, int pendingCount, int contending, double poolGpus) {
         apply(ctx);
@@ -64,11 +68,23 @@ final class FairnessTerms {
             long runMs = limitMs[i] < 0 ? predicted : Math.min(predicted, limitMs[i]);   // as JobState capped it
             keys[i] = ThemisPolicy.rho(now, runMs, attainedMs[i], submitMs[i], gpus[i], contending, poolGpus);
         }
+        if (size > SORTED_UP_TO) {
+            // a long queue: a heap of this round's keys, O(n), and O(log n) for each job the walk takes (it takes
+            // a few hundred at most), where its many overtakings per round would make the insertions cost more
+            ranksKept = false;   // the next sorted round sorts from scratch
+            rankedCount = 0;
+            heapScratch.fit(size);
+            System.arraycopy(jobs, 0, heapScratch.jobs, 0, size);   // copies: the queue may take requeued jobs in
+            System.arraycopy(keys, 0, heapScratch.keys, 0, size);
+            System.arraycopy(seqs, 0, heapScratch.seqs, 0, size);
+            return new KeyedQueue(heapScratch.jobs, heapScratch.keys, heapScratch.seqs, size, j -> ThemisPolicy.rho(ctx, j, contending, poolGpus), true, heapScratch.heap);
+        }
         sortRanked();
         if (inOrder.length < size) inOrder = new JobState[jobs.length];
         for (int i = 0; i < size; i++) inOrder[i] = jobs[ranked[i]];
         return JobQueue.inOrder(inOrder, size, (a, b) -> Double.compare(ThemisPolicy.rho(ctx, b, contending, poolGpus), ThemisPolicy.rho(ctx, a, contending, poolGpus)));
     }
+
 
     /**
      * Drops the removed slots from {@code ranked} and sorts it by this round's keys: by insertion, as it is nearly
@@ -76,7 +92,8 @@ final class FairnessTerms {
      * job, by a heap of all slots, O(n log n).
      */
     private void sortRanked() {
-        long movesLeft = 8L * size + 256;
+        long movesLeft = ranksKept ? 8L * size + 256 : -1;   // after a round by heap there is no last order to start from
+        ranksKept = true;
         int n = 0;
         for (int r = 0; r < rankedCount && movesLeft >= 0; r++) {
             int slot = ranked[r];
@@ -95,6 +112,7 @@ final class FairnessTerms {
                 @Override protected boolean before(int a, int b) { return FairnessTerms.this.before(a, b); }
             };
             all.heapify();
+            if (ranked.length < size) ranked = new int[jobs.length];
             for (int i = 0; i < size; i++) ranked[i] = all.takeFirst();
             n = size;
         }
@@ -128,9 +146,11 @@ final class FairnessTerms {
         limitMs[size] = j.spec().timeLimitMs().orElse(-1);
         gpus[size] = j.gpuUnits();
         viewOf[size] = views.of(null) ? -1 : views.use(j);   // -1: no predictor yet (the next queue makes it)
-        if (rankedCount == ranked.length) ranked = Arrays.copyOf(ranked, 2 * rankedCount);
-        rankOf[size] = rankedCount;
-        ranked[rankedCount++] = size;
+        if (ranksKept) {
+            if (rankedCount == ranked.length) ranked = Arrays.copyOf(ranked, 2 * rankedCount);
+            rankOf[size] = rankedCount;
+            ranked[rankedCount++] = size;
+        }
         size++;
     }
 
@@ -138,11 +158,13 @@ final class FairnessTerms {
         Integer at = slotOf.remove(j);
         if (at == null) throw new IllegalStateException("job " + j.id() + " left a queue it was not in");
         if (viewOf[at] >= 0) views.release(viewOf[at]);
-        ranked[rankOf[at]] = -1;
+        if (ranksKept) ranked[rankOf[at]] = -1;
         int last = --size;
         if (at != last) {
-            ranked[rankOf[last]] = at;
-            rankOf[at] = rankOf[last];
+            if (ranksKept) {
+                ranked[rankOf[last]] = at;
+                rankOf[at] = rankOf[last];
+            }
             jobs[at] = jobs[last];
             seqs[at] = seqs[last];
             submitMs[at] = submitMs[last];

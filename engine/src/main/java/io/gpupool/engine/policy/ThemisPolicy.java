@@ -27,6 +27,9 @@ import java.util.Collection;
  * round reads no job's state.
  */
 public final class ThemisPolicy implements QueuePolicy, QueueObserver {
+    /** Queues up to this long are sorted from the last round's order; longer ones go through a heap each round ({@code FairnessTerms}). */
+    public static final int SORTED_QUEUE_UP_TO = 4096;
+
     private final PolicyTraits traits;
     private final FairnessTerms terms = new FairnessTerms();   // the queue's fixed terms, kept across rounds
 
