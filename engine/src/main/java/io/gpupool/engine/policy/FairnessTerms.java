@@ -34,7 +34,6 @@ final class FairnessTerms {
     private double[] keys = new double[16];    // per slot, this round's rho
     private JobState[] inOrder = new JobState[16];   // one round's queue: copies of the jobs in order (the walk's own)
     private final KeyedQueue.Scratch heapScratch = new KeyedQueue.Scratch();   // a long queue's round: its heap's arrays
-    private static final int SORTED_UP_TO = ThemisPolicy.SORTED_QUEUE_UP_TO;
 
     private final PredictionViews views = new PredictionViews();   // the pending jobs' predictions, by viewOf
 
@@ -52,11 +51,11 @@ final class FairnessTerms {
      * This round's queue by rho (highest first, ties to arrival order), or null when {@code pending} is not the set of
      * jobs told (a caller that does not report the queue's changes): the caller then computes the keys itself.
      *
-     * <p>A queue of up to {@value ThemisPolicy#SORTED_QUEUE_UP_TO} jobs is sorted whole, from the last round's order: rounds follow each
-     * other closely and rho moves slowly, so that order is nearly this one's and an insertion sort costs about one
-     * comparison per job plus the few overtakings since, where a heap of the queue cost some 20 comparisons for each job
-     * the walk takes (a backfill walk takes a hundred). A longer queue has more overtakings per round than jobs (10,000
-     * queued, 10 s apart: some 11,000), so it goes through a heap.
+     * <p>A queue of up to {@value ThemisPolicy#SORTED_QUEUE_UP_TO} jobs is sorted whole, from the last round's order:
+     * rounds follow each other closely and rho moves slowly, so that order is nearly this one's and an insertion sort
+     * costs about one comparison per job plus the few overtakings since, where a heap of the queue cost some 20
+     * comparisons for each job the walk takes (a backfill walk takes a hundred). A longer queue has more overtakings per
+     * round than jobs (10,000 queued, 10 s apart: some 11,000), so it goes through a heap.
      */
     JobQueue queue(PolicyContext ctx, int pendingCount, int contending, double poolGpus) {
         apply(ctx);
@@ -68,7 +67,7 @@ final class FairnessTerms {
             long runMs = limitMs[i] < 0 ? predicted : Math.min(predicted, limitMs[i]);   // as JobState capped it
             keys[i] = ThemisPolicy.rho(now, runMs, attainedMs[i], submitMs[i], gpus[i], contending, poolGpus);
         }
-        if (size > SORTED_UP_TO) {
+        if (size > ThemisPolicy.SORTED_QUEUE_UP_TO) {
             // a long queue: a heap of this round's keys, O(n), and O(log n) for each job the walk takes (it takes
             // a few hundred at most), where its many overtakings per round would make the insertions cost more
             ranksKept = false;   // the next sorted round sorts from scratch
@@ -85,11 +84,10 @@ final class FairnessTerms {
         return JobQueue.inOrder(inOrder, size, (a, b) -> Double.compare(ThemisPolicy.rho(ctx, b, contending, poolGpus), ThemisPolicy.rho(ctx, a, contending, poolGpus)));
     }
 
-
     /**
      * Drops the removed slots from {@code ranked} and sorts it by this round's keys: by insertion, as it is nearly
-     * sorted, unless the order moved much since (a long queue's many overtakings, a new predictor): past a few moves per
-     * job, by a heap of all slots, O(n log n).
+     * sorted, unless the order moved much since (a long gap between rounds, a new predictor) or the last round went
+     * through a heap: then, past a few moves per job, by a heap of all slots, O(n log n).
      */
     private void sortRanked() {
         long movesLeft = ranksKept ? 8L * size + 256 : -1;   // after a round by heap there is no last order to start from

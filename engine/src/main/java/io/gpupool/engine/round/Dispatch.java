@@ -18,6 +18,7 @@ import io.gpupool.engine.status.Status;
 import io.gpupool.model.JobSpec;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
@@ -79,7 +80,7 @@ final class Dispatch {
     private final List<JobState> victimsNotPolled = new ArrayList<>();   // preempted in this round, not polled again yet
     private final boolean mayPassOver;              // the queue may pass over a refused shape's later jobs (see passOver)
     private boolean passedOver;                     // it passed over some: their refusals are read from the round
-    private boolean stoppedEarly;
+    private boolean stoppedEarly;                   // restOnlyWaits stopped the walk (it gave the rest their refusals)
 
     /**
      * @param started   what batch mode started in this round (the walk adds to it)
@@ -343,7 +344,7 @@ final class Dispatch {
                 || spec.host().requested()) {
             return;
         }
-        if (noVictimsSizeCount == noVictimsSizes.length) noVictimsSizes = java.util.Arrays.copyOf(noVictimsSizes, 2 * noVictimsSizeCount);
+        if (noVictimsSizeCount == noVictimsSizes.length) noVictimsSizes = Arrays.copyOf(noVictimsSizes, 2 * noVictimsSizeCount);
         noVictimsSizes[noVictimsSizeCount++] = spec.shape().replicas();
         noVictimsSizes[noVictimsSizeCount++] = spec.shape().gpusPerReplica();
     }
