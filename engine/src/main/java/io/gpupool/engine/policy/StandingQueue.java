@@ -72,12 +72,12 @@ public final class StandingQueue {
         else take(job);
     }
 
-    private TreeSet<JobState> lineOf(JobState job) {
-        return lines.computeIfAbsent(byShape ? job.shapeKey() : ALL, k -> new TreeSet<>(current));
+    private String lineKey(JobState job) {
+        return byShape ? job.shapeKey() : ALL;
     }
 
     private void insert(JobState job) {
-        if (lineOf(job).add(job)) size++;
+        if (lines.computeIfAbsent(lineKey(job), k -> new TreeSet<>(current)).add(job)) size++;
     }
 
     /**
@@ -85,7 +85,7 @@ public final class StandingQueue {
      * comparison, where a search compares about log2(queue) times through the policy's order.
      */
     private void take(JobState job) {
-        String key = byShape ? job.shapeKey() : ALL;
+        String key = lineKey(job);
         TreeSet<JobState> line = lines.get(key);
         if (line == null) return;
         if (!line.isEmpty() && line.first() == job) {
