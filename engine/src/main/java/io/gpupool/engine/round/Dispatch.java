@@ -94,10 +94,12 @@ final class Dispatch {
         this.started = started;
         this.backfillLeft = round.policy.traits().backfillDepth();
         this.mayStopEarly = fullRound && round.stopWalks && round.policy.traits().blocking() == BlockingMode.SKIP;
-        this.sizesMemo = round.stopWalks && round.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)
-                && round.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST) && round.jobs.onlyPlacementRefuses();   // no fence lets a job on GPUs another may not use
-        this.mayPassOver = mayStopEarly && round.policy.preemption() != null && round.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS)
-                && round.policy.admission() == Admission.NONE && round.jobs.onlyPlacementRefuses();
+        // asked once: both rules below need later jobs to preempt less and nothing but placement to refuse (no fence
+        // lets a job on GPUs another may not use)
+        boolean laterLessOnlyPlacement = round.policy.has(PolicyTraits.Trait.LATER_JOBS_MAY_PREEMPT_LESS) && round.jobs.onlyPlacementRefuses();
+        this.sizesMemo = round.stopWalks && laterLessOnlyPlacement && round.policy.has(PolicyTraits.Trait.ALLOWED_VICTIMS_COME_FIRST);
+        this.mayPassOver = mayStopEarly && laterLessOnlyPlacement && round.policy.preemption() != null
+                && round.policy.admission() == Admission.NONE;
     }
 
     RoundResult walk() {
