@@ -60,12 +60,12 @@ public final class ApiServer implements AutoCloseable {
      * What the active's API and a standby's listener share: the one connector on host:port (HTTP, or HTTPS with
      * {@code tls}; replicas of one service share the port with SO_REUSEPORT, so a takeover opens it before the standby's
      * listener closes), JSON errors also for what Jetty answers before Javalin sees the request, virtual threads and the
-     * dashboard's files. Close what the connector leaves open with the returned {@link LeftoverConnections} after the
+     * dashboard's files. Close what the connector leaves open with the returned {@link ListenerConnections} after the
      * stop.
      */
-    static LeftoverConnections listener(io.javalin.config.JavalinConfig cfg, String host, int port, TlsFiles.Identity tls,
+    static ListenerConnections listener(io.javalin.config.JavalinConfig cfg, String host, int port, TlsFiles.Identity tls,
                                         io.gpupool.server.ha.Replica replica) {
-        LeftoverConnections leftovers = new LeftoverConnections();
+        ListenerConnections connections = new ListenerConnections();
         cfg.jetty.addConnector((server, http) -> {
             ServerConnector connector = tls == null ? new ServerConnector(server, ACCEPTORS, -1, new HttpConnectionFactory(http))
                     : HttpsConnector.create(server, http, tls);
@@ -73,7 +73,7 @@ public final class ApiServer implements AutoCloseable {
             connector.setPort(port);
             connector.setReusePort(replica.replicated());
             connector.setAcceptQueueSize(ACCEPT_BACKLOG);
-            connector.getSelectorManager().addEventListener(leftovers);
+            connections.watch(connector);
             return connector;
         });
         cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
@@ -85,13 +85,13 @@ public final class ApiServer implements AutoCloseable {
             sf.directory = "/public";
             sf.location = Location.CLASSPATH;
         });
-        return leftovers;
+        return connections;
     }
     /** Seconds a client waits before it retries after a 503 (the store is down or the service overloaded). */
     static final int RETRY_AFTER_UNAVAILABLE_S = 2;
     static final String VERSION_PATH = "/api/v1/version";
     private final Javalin app;
-    private LeftoverConnections leftovers;
+    private ListenerConnections connections;
     private RouteTable table;
     private final Tokens tokens;
     private final RateLimiter limiter;
@@ -107,7 +107,7 @@ public final class ApiServer implements AutoCloseable {
         this.app = Javalin.create(cfg -> {
             cfg.jetty.host = host;
             cfg.jetty.port = port;
-            leftovers = listener(cfg, host, port, tls, replica);
+            connections = listener(cfg, host, port, tls, replica);
             cfg.http.maxRequestSize = 1_048_576L;
             cfg.http.prefer405over404 = true;
             cfg.router.ignoreTrailingSlashes = true;
@@ -227,6 +227,6 @@ public final class ApiServer implements AutoCloseable {
     @Override
     public void close() {
         app.stop();
-        leftovers.closeAll();
+        connections.closeLeftovers();
     }
 }

@@ -4,6 +4,8 @@ import io.gpupool.server.ha.Replica;
 import io.gpupool.server.tls.TlsFiles;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpHeaderValue;
 
 import java.util.Map;
 
@@ -14,14 +16,27 @@ import java.util.Map;
  * {@value Replica#ACTIVE_HEADER} header and in the body's {@code active}: clients and agents move to it.
  */
 public final class StandbyServer implements AutoCloseable {
+    /**
+     * How long a takeover waits for the standby's connections to get their answers before it cuts them off. A standby
+     * answers at once and closes every connection after its answer, so this is reached only by a client that connected
+     * and did not send its request.
+     */
+    static final long ANSWER_MS = 2000;
+
     private final Javalin app;
     private final boolean secure;
-    private LeftoverConnections leftovers;
+    private ListenerConnections connections;
 
     public StandbyServer(String host, int port, TlsFiles.Identity tls, Replica replica) {
         this.secure = tls != null;
         this.app = Javalin.create(cfg -> {
-            leftovers = ApiServer.listener(cfg, host, port, tls, replica);
+            // one request per connection: a client's next request opens a new one, which after a takeover reaches the
+            // active's listener, and a takeover waits only for the requests under way (close)
+            cfg.jetty.modifyHttpConfiguration(http -> http.addCustomizer((request, responseHeaders) -> {
+                responseHeaders.put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
+                return request;
+            }));
+            connections = ApiServer.listener(cfg, host, port, tls, replica);
             // after the listener's: a standby's own failures are 503s naming the active, never 500s. Its stop is not graceful:
             // a graceful one stops accepting but keeps its socket in the port's SO_REUSEPORT group meanwhile, where the kernel
             // goes on queueing new connections that nobody accepts (seen: takeovers seconds slower)
@@ -43,8 +58,6 @@ public final class StandbyServer implements AutoCloseable {
 
     /** 503 naming the active replica: the API is served there. */
     static void refuse(Context ctx, Replica replica) {
-        // no keep-alive: a client comes back on a new connection, which after a takeover reaches the active's listener
-        ctx.header("Connection", "close");
         ctx.header("Retry-After", "1");
         ctx.header(Replica.ACTIVE_HEADER, replica.activeUrl());
         Json.send(ctx, 503, refusal(replica));
@@ -79,11 +92,21 @@ public final class StandbyServer implements AutoCloseable {
 
     public int port() { return app.port(); }
 
+    /** Connections this listener took in and has not closed yet. */
+    int openConnections() { return connections.openCount(); }
+
     public String scheme() { return secure ? "https" : "http"; }
 
+    /**
+     * At a takeover, once the active's listener shares the port: the standby's listening socket closes first (new
+     * connections go to the active's), the requests it took in get their answers (at most {@link #ANSWER_MS}), then it
+     * stops.
+     */
     @Override
     public void close() {
+        connections.closePort();
+        connections.awaitClosed(ANSWER_MS);
         app.stop();
-        leftovers.closeAll();
+        connections.closeLeftovers();
     }
 }
