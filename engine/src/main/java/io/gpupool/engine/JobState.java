@@ -3,9 +3,11 @@ package io.gpupool.engine;
 import io.gpupool.engine.policy.RuntimeOracle;
 import io.gpupool.engine.policy.RuntimePredictor;
 import io.gpupool.engine.state.Allocation;
+import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.status.Status;
 import io.gpupool.model.JobSpec;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -32,6 +34,7 @@ public final class JobState {
     long reasonRound = -1;
     private long queuedMark;   // RoundNote.entries when the job last entered the queue unheld (see restReason)
     private String shapeKey; // computed once: rounds over long queues ask for it per job
+    private int[] held = NOTHING_HELD;   // the GPUs of `allocation`, packed (heldGpus)
     private RuntimeOracle toldBy;           // the oracle `trueRuntimeMs` came from
     private long trueRuntimeMs;
     private RuntimePredictor predictedBy;   // the predictor whose view of this job `prediction` is
@@ -139,6 +142,29 @@ public final class JobState {
     public long seq() { return seq; }
     public JobStatus status() { return status; }
     public Allocation allocation() { return allocation; }
+
+    private static final int[] NOTHING_HELD = new int[0];
+
+    /**
+     * The GPUs of {@link #allocation()}, one entry per grant, replica after replica, each as {@code node << 8 | gpu}
+     * (a node has fewer than 256 GPUs); empty without one. Shared: callers must not change it. The preemption planner's
+     * counts read every listed victim's GPUs in most rounds, and an array is one read where the allocation's lists of
+     * grants are several.
+     */
+    public int[] heldGpus() { return held; }
+
+    /** Holds {@code a} (null: nothing). */
+    void hold(Allocation a) {
+        allocation = a;
+        if (a == null) {
+            held = NOTHING_HELD;
+            return;
+        }
+        List<GpuGrant> grants = a.grants();
+        int[] packed = new int[grants.size()];
+        for (int k = 0; k < packed.length; k++) packed[k] = grants.get(k).node() << 8 | grants.get(k).gpu();
+        held = packed;
+    }
     public long firstStartMs() { return firstStartMs; }
     public long endMs() { return endMs; }
     public int preemptions() { return preemptions; }

@@ -289,7 +289,7 @@ public final class Scheduler {
         jobs.put(spec.id(), job);
         running.put(job);
         job.status = JobStatus.RUNNING;
-        job.allocation = held;
+        job.hold(held);
         job.runStartMs = startedMs;
         job.firstStartMs = startedMs;
         ledger.charge(spec.tenant(), job.gpuUnits(), chargedMemory(job.allocation));
@@ -511,7 +511,7 @@ public final class Scheduler {
                 Allocation now = bound.get(j.id());
                 if (now == null) continue;
                 ledger.charge(j.spec().tenant(), 0, chargedMemory(now) - chargedMemory(j.allocation));
-                j.allocation = now;
+                j.hold(now);
             }
             List<String> started = new ArrayList<>();
             for (JobState j : waiting) {
@@ -718,7 +718,7 @@ public final class Scheduler {
         if (policy instanceof QueueObserver o) o.dequeued(job);
         running.put(job);
         job.status = JobStatus.RUNNING;
-        job.allocation = a;
+        job.hold(a);
         job.runStartMs = nowMs;
         if (job.firstStartMs < 0) job.firstStartMs = nowMs;
         job.waitedMs += nowMs - job.queuedSinceMs;
@@ -739,7 +739,7 @@ public final class Scheduler {
         ledger.charge(job.spec().tenant(), -job.gpuUnits(), -chargedMemory(job.allocation));
         job.attainedBeforeMs += nowMs - job.runStartMs;
         job.runStartMs = -1;
-        job.allocation = null;
+        job.hold(null);
         running.remove(job.id());
         caps.stopped(job);
         round.runEnded(job);

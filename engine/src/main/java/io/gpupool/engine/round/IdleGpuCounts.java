@@ -3,11 +3,9 @@ package io.gpupool.engine.round;
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.JobStatus;
 import io.gpupool.engine.state.ClusterState;
-import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
 
 import java.util.Arrays;
-import java.util.List;
 
 /**
  * A necessary condition for placing a whole-GPU job once some running jobs are gone, by counting: every GPU selector
@@ -156,16 +154,12 @@ final class IdleGpuCounts {
         countedRuns[counted] = runOf[i];
         int end = stepStart[counted];
         if (v.status() == JobStatus.RUNNING && v.preemptions() == runOf[i]) {   // else not a candidate: holds nothing it was listed with
-            List<List<GpuGrant>> replicas = v.allocation().replicas();
-            for (int r = 0; r < replicas.size(); r++) {   // by index: an iterator per victim counted was most of the planner's allocation
-                List<GpuGrant> replica = replicas.get(r);
-                for (int k = 0; k < replica.size(); k++) {
-                    GpuGrant g = replica.get(k);
-                    // idle once every task on it is a released job's
-                    if (--left[firstGpu[g.node()] + g.gpu()] == 0 && cluster.node(g.node()).healthy(g.gpu())) {
-                        if (end == stepNodes.length) stepNodes = Arrays.copyOf(stepNodes, Math.max(64, 2 * end));
-                        stepNodes[end++] = g.node();
-                    }
+            for (int packed : v.heldGpus()) {   // an array: the allocation's lists of grants were most of the cost here
+                int node = packed >>> 8, gpu = packed & 0xff;
+                // idle once every task on it is a released job's
+                if (--left[firstGpu[node] + gpu] == 0 && cluster.node(node).healthy(gpu)) {
+                    if (end == stepNodes.length) stepNodes = Arrays.copyOf(stepNodes, Math.max(64, 2 * end));
+                    stepNodes[end++] = node;
                 }
             }
         }

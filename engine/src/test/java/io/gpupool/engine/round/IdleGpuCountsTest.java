@@ -81,16 +81,19 @@ class IdleGpuCountsTest {
     }
 
     /**
-     * The counts kept from one round to the next ({@link IdleGpuCounts#begin} with a new list), asked for prefixes that
-     * grow and shrink, answer as the count by its definition does (release, count each node's idle GPUs, roll back): over random histories where the next round's list is the same, the same with two entries swapped, one
-     * entry replaced, or lists a victim in another run, at the same cluster version or after the cluster changed
-     * (a job started or ended, a GPU's health). A kept instance that trusted its rows without the version, or without
-     * checking this round's entries against the ones it counted, answers differently here. Where it says yes, the
-     * shortest prefix it names ({@link IdleGpuCounts#shortestHolding}) holds by the same definition and one entry less does not.
+     * The counts kept from one round to the next ({@link IdleGpuCounts#begin} with a new list), asked for ranges that
+     * grow, shrink, start later (the planner's first entries were preempted) or earlier again, answer as the count by its
+     * definition does (release, count each node's idle GPUs, roll back): over random histories where the next round's
+     * list is the same, the same with two entries swapped, one entry replaced, or lists a victim in another run, at the
+     * same cluster version or after the cluster changed (a job started or ended, a GPU's health). A kept instance that
+     * trusted its steps without the version, kept a changed node's steps, or kept counting an entry dropped from the
+     * front as released, or did not check this round's entries against the ones it counted, answers differently here.
+     * Where it says yes, the shortest range it names ({@link IdleGpuCounts#shortestHolding}) holds by the same
+     * definition and one entry less does not.
      */
     @Test
     void countsKeptAcrossRoundsAnswerAsAFreshCount() {
-        int asks = 0, reused = 0, ruledOut = 0, shortened = 0;
+        int asks = 0, reused = 0, ruledOut = 0, shortened = 0, later = 0;
         for (long seed = 1; seed <= 40; seed++) {
             SplittableRandom rnd = new SplittableRandom(seed);
             Scheduler s = sixA100Nodes();
@@ -146,33 +149,60 @@ class IdleGpuCountsTest {
                 runOf = runs;
                 kept.begin(s.cluster(), victims, runOf);
                 for (int ask = 0; ask < 4; ask++) {
-                    int to = rnd.nextInt(victims.length + 1);
+                    // mostly from the list's start; else later (the planner's first entries were preempted), or back again
+                    int from = rnd.nextInt(3) == 0 ? rnd.nextInt(Math.min(4, victims.length) + 1) : 0;
+                    int to = from + rnd.nextInt(victims.length - from + 1);
                     // a waiting whole-GPU job (queued and withdrawn without a round: the cluster does not change)
                     JobSpec spec = probe(rnd, "probe" + round + "-" + ask, now);
                     s.submit(spec, now);
                     JobState probe = s.job(spec.id());
-                    boolean expected = countedPlainly(s, probe, victims, runOf, to);
-                    assertThat(kept.couldHold(probe, 0, to)).as("seed %d round %d victims [0, %d)", seed, round, to).isEqualTo(expected);
-                    if (expected && to > 0) {
-                        // the shortest prefix the counts let through (what the planner places first): it holds, one less does not
-                        int shortest = kept.shortestHolding(probe, 0, to);
-                        assertThat(shortest).as("seed %d round %d shortest of [0, %d)", seed, round, to).isBetween(1, to);
-                        assertThat(countedPlainly(s, probe, victims, runOf, shortest)).as("seed %d round %d [0, %d) holds", seed, round, shortest).isTrue();
-                        if (shortest > 1) {
-                            assertThat(countedPlainly(s, probe, victims, runOf, shortest - 1)).as("seed %d round %d [0, %d) does not", seed, round, shortest - 1).isFalse();
+                    boolean expected = countedPlainly(s, probe, victims, runOf, from, to);
+                    assertThat(kept.couldHold(probe, from, to)).as("seed %d round %d victims [%d, %d)", seed, round, from, to).isEqualTo(expected);
+                    if (expected && to > from) {
+                        // the shortest range the counts let through (what the planner places first): it holds, one less does not
+                        int shortest = kept.shortestHolding(probe, from, to);
+                        assertThat(shortest).as("seed %d round %d shortest of [%d, %d)", seed, round, from, to).isBetween(from + 1, to);
+                        assertThat(countedPlainly(s, probe, victims, runOf, from, shortest)).as("seed %d round %d [%d, %d) holds", seed, round, from, shortest).isTrue();
+                        if (shortest > from + 1) {
+                            assertThat(countedPlainly(s, probe, victims, runOf, from, shortest - 1)).as("seed %d round %d [%d, %d) does not", seed, round, from, shortest - 1).isFalse();
                             shortened++;
                         }
                     }
+                    if (from > 0) later++;
                     s.cancel(spec.id(), now);
                     asks++;
                     if (!expected) ruledOut++;
                 }
             }
         }
-        assertThat(asks).isGreaterThan(5000);
-        assertThat(reused).isGreaterThan(500);
-        assertThat(ruledOut).isGreaterThan(1000);
-        assertThat(shortened).isGreaterThan(500);
+        String counts = "asks %d, reused %d, ruled out %d, shortened %d, later %d".formatted(asks, reused, ruledOut, shortened, later);
+        assertThat(asks).as(counts).isGreaterThan(5000);
+        assertThat(reused).as(counts).isGreaterThan(500);
+        assertThat(ruledOut).as(counts).isGreaterThan(700);
+        assertThat(shortened).as(counts).isGreaterThan(500);
+        assertThat(later).as(counts).isGreaterThan(1000);
+    }
+
+    /**
+     * A range that starts later leaves the entries before it running: two halves of one GPU listed [A, B], asked for
+     * [A] and then [B] alone. The GPU is idle with both gone, never with one; counts that went on holding A as released
+     * after the range moved past it would call the GPU idle once B is counted.
+     */
+    @Test
+    void aRangeThatStartsLaterCountsTheEntriesBeforeItAsHeld() {
+        Scheduler s = new Scheduler(TestPools.pool(1, 1, TestPools.A100), SchedulerConfig.defaults("fcfs"));
+        for (String id : List.of("a", "b")) s.submit(JobSpec.builder(id).submitMs(0).gpus(1).milli(500).build(), 0);
+        s.schedule(0);
+        JobState a = s.job("a"), b = s.job("b");
+        assertThat(List.of(a.status(), b.status())).containsOnly(JobStatus.RUNNING);
+        s.submit(JobSpec.builder("probe").submitMs(1).gpus(1).build(), 1);
+        JobState probe = s.job("probe");
+        IdleGpuCounts counts = new IdleGpuCounts();
+        JobState[] victims = {a, b};
+        counts.begin(s.cluster(), victims, runsOf(victims));
+        assertThat(counts.couldHold(probe, 0, 1)).as("a gone, b holds the GPU").isFalse();
+        assertThat(counts.couldHold(probe, 1, 2)).as("b gone, a holds the GPU").isFalse();
+        assertThat(counts.couldHold(probe, 0, 2)).as("both gone").isTrue();
     }
 
     /**
@@ -201,11 +231,11 @@ class IdleGpuCountsTest {
         return runs;
     }
 
-    private static boolean countedPlainly(Scheduler s, JobState job, JobState[] victims, int[] runOf, int to) {
+    private static boolean countedPlainly(Scheduler s, JobState job, JobState[] victims, int[] runOf, int from, int to) {
         ClusterState cluster = s.cluster();
         int mark = cluster.checkpoint();
         try {
-            for (int i = 0; i < to; i++) {
+            for (int i = from; i < to; i++) {
                 if (victims[i].status() == JobStatus.RUNNING && victims[i].preemptions() == runOf[i]) cluster.release(victims[i].allocation());
             }
             int replicas = 0;
