@@ -16,6 +16,7 @@ import io.gpupool.model.JobSpec;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntPredicate;
@@ -238,8 +239,8 @@ public final class PlacementPipeline {
      * with the cordoned nodes (the index never offers them). Its text is made when read: most refusals never are.
      */
     private static Status unplaced(int r, int replicas, ReplicaDemand demand, NodeTally refusals, int cordoned) {
-        List<NodeCount> counts = new ArrayList<>(refusals.counts());
-        NodeCount top = refusals.dominant();
+        List<NodeCount> counts = refusals.counts();   // a list of its own: the refusal keeps it, unchanged after this
+        NodeCount top = NodeTally.dominant(counts);
         boolean nvlink = demand.exclusive() && demand.requireNvlink() && demand.gpus() > 1;
         String noNode = top != null ? null : nvlink ? NO_NODE_NVLINK : NO_NODE;   // told when no node was visited
         Status s;
@@ -252,7 +253,7 @@ public final class PlacementPipeline {
             s = top.reason();
         }
         if (cordoned > 0) counts.add(new NodeCount(Status.unschedulable(Filters.HealthFilter.NAME, Resource.NONE, "cordoned"), cordoned));
-        List<NodeCount> all = List.copyOf(counts);
+        List<NodeCount> all = Collections.unmodifiableList(counts);
         return Status.lazy(Code.UNSCHEDULABLE, s.plugin(), s.resource(), s.requested(), s.free(), s.capacity(), all, () -> {
             String which = replicas > 1 ? "replica " + (r + 1) + "/" + replicas + " (" + demand + ")" : demand.toString();
             String tallies = NodeTally.render(all);

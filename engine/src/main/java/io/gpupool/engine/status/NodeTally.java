@@ -47,11 +47,11 @@ public final class NodeTally {
         return out;
     }
 
-    /** The reason most nodes gave (the first in message order on a tie); null when no node refused. */
-    public NodeCount dominant() {
-        Entry best = null;
-        for (Entry e : byMessage.values()) if (best == null || e.nodes > best.nodes) best = e;
-        return best == null ? null : new NodeCount(best.first.withAmounts(best.first.requested(), best.free, best.capacity), best.nodes);
+    /** Of {@link #counts()}, the reason most nodes gave (the first in message order on a tie); null when no node refused. */
+    public static NodeCount dominant(List<NodeCount> counts) {
+        NodeCount best = null;
+        for (NodeCount c : counts) if (best == null || c.nodes() > best.nodes()) best = c;
+        return best;
     }
 
     /** "3 nodes insufficient free GPUs; 1 node cordoned" */

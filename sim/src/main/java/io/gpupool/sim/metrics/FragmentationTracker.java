@@ -77,7 +77,7 @@ public final class FragmentationTracker {
     private final int[] dirtyList;
     private int dirtyCount;
     private boolean shapesChanged = true;
-    private Map<String, ModelNeeds> needs = Map.of();
+    private final ModelNeeds[] needsOfNode;   // per node: its GPU model's needs (summarize), not a look-up by name per node
     private long totalFragMilli;
 
     public FragmentationTracker(ClusterState cluster) {
@@ -86,6 +86,7 @@ public final class FragmentationTracker {
         nodeFragMilli = new long[n];
         dirty = new boolean[n];
         dirtyList = new int[n];
+        needsOfNode = new ModelNeeds[n];
     }
 
     public void queued(JobSpec job) {
@@ -114,7 +115,8 @@ public final class FragmentationTracker {
     /** Free compute, in milli, that no queued job can use right now. */
     public long fragmentedMilli() {
         if (shapesChanged) {
-            needs = summarize();
+            Map<String, ModelNeeds> needs = summarize();
+            for (int n = 0; n < needsOfNode.length; n++) needsOfNode[n] = needs.get(cluster.node(n).model().id());
             totalFragMilli = 0;
             for (int n = 0; n < nodeFragMilli.length; n++) {
                 nodeFragMilli[n] = queued.isEmpty() ? 0 : fragmentedOn(cluster.node(n));
@@ -151,7 +153,7 @@ public final class FragmentationTracker {
 
     private long fragmentedOn(NodeState n) {
         if (n.cordoned()) return 0;
-        ModelNeeds m = needs.get(n.model().id()).on(n);
+        ModelNeeds m = needsOfNode[n.id()].on(n);
         int idle = n.fullyFreeGpus();
         int[] idleInDomain = m.minNvlink == Integer.MAX_VALUE ? null : idlePerDomain(n);
         long frag = 0;
