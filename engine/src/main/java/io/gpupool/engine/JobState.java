@@ -165,6 +165,7 @@ public final class JobState {
         for (int k = 0; k < packed.length; k++) packed[k] = grants.get(k).node() << 8 | grants.get(k).gpu();
         held = packed;
     }
+
     public long firstStartMs() { return firstStartMs; }
     public long endMs() { return endMs; }
     public int preemptions() { return preemptions; }
