@@ -2,6 +2,7 @@ package io.gpupool.server;
 
 import io.gpupool.model.SpecException;
 import io.gpupool.server.api.StandbyServer;
+import io.gpupool.server.ha.ConnectionMigration;
 import io.gpupool.server.ha.LeaseKeeper;
 import io.gpupool.server.ha.Replica;
 import io.gpupool.store.Database;
@@ -85,6 +86,7 @@ public final class ReplicatedServer implements AutoCloseable {
         // not "listening on": scripts wait for that line to use the API, which a standby refuses
         out.println("gpupool server standby on " + r.standby.scheme() + "://" + displayHost(o.host()) + ":" + port + " (active replica: "
                 + replica.activeUrl() + "); it takes over when the active's lease runs out or its database session ends");
+        ConnectionMigration.hint(ConnectionMigration.SYSCTL).ifPresent(out::println);
         out.flush();
         GpupoolServer.Plan onPort = plan.withOptions(o.withPort(port));
         r.poller = Thread.ofPlatform().name("gpupool-standby").daemon(true).start(() -> r.follow(onPort, db, lease, replica));
