@@ -255,13 +255,18 @@ class InstallDocTest {
      * above all: a request the standby took in must be answered (StandbyServerTest).
      */
     private static String roleThroughTakeover(Lab lab, String url) throws Exception {
-        Lab.Result r = lab.run("GET " + url + "/healthz", "curl -fsS --cacert $GPUPOOL_CA " + url + "/healthz\n");
+        Lab.Result r = curl(lab, url + "/healthz");
         if (r.exitCode() == 35 || r.exitCode() == 56) return "";
         return JSON.readTree(r.orFail("GET " + url + "/healthz").stdout()).path("role").asText();
     }
 
     private static String get(Lab lab, String url) throws Exception {
-        return lab.run("GET " + url, "curl -fsS --cacert $GPUPOOL_CA " + url + "\n").orFail("GET " + url).stdout();
+        return curl(lab, url).orFail("GET " + url).stdout();
+    }
+
+    /** GET {@code url} with the lab's CA, as the page's commands do; failures are the caller's to read. */
+    private static Lab.Result curl(Lab lab, String url) throws Exception {
+        return lab.run("GET " + url, "curl -fsS --cacert $GPUPOOL_CA " + url + "\n");
     }
 
     private static Lab.Result step(Lab lab, InstallDoc doc, Collection<String> run, String name) throws Exception {

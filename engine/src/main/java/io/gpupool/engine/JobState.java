@@ -1,5 +1,6 @@
 package io.gpupool.engine;
 
+import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.policy.RuntimeOracle;
 import io.gpupool.engine.policy.RuntimePredictor;
 import io.gpupool.engine.state.Allocation;
@@ -34,7 +35,7 @@ public final class JobState {
     long reasonRound = -1;
     private long queuedMark;   // RoundNote.entries when the job last entered the queue unheld (see restReason)
     private String shapeKey; // computed once: rounds over long queues ask for it per job
-    private int[] held = NOTHING_HELD;   // the GPUs of `allocation`, packed (heldGpus)
+    private long[] held = NOTHING_HELD;   // the GPUs of `allocation`, as keys (heldGpus)
     private RuntimeOracle toldBy;           // the oracle `trueRuntimeMs` came from
     private long trueRuntimeMs;
     private RuntimePredictor predictedBy;   // the predictor whose view of this job `prediction` is
@@ -143,15 +144,15 @@ public final class JobState {
     public JobStatus status() { return status; }
     public Allocation allocation() { return allocation; }
 
-    private static final int[] NOTHING_HELD = new int[0];
+    private static final long[] NOTHING_HELD = new long[0];
 
     /**
-     * The GPUs of {@link #allocation()}, one entry per grant, replica after replica, each as {@code node << 8 | gpu}
-     * (a node has fewer than 256 GPUs); empty without one. Shared: callers must not change it. The preemption planner's
+     * The GPUs of {@link #allocation()}, one entry per grant, replica after replica, each as its
+     * {@link CycleState#gpuKey}; empty without one. Shared: callers must not change it. The preemption planner's
      * counts read every listed victim's GPUs in most rounds, and an array is one read where the allocation's lists of
      * grants are several.
      */
-    public int[] heldGpus() { return held; }
+    public long[] heldGpus() { return held; }
 
     /** Holds {@code a} (null: nothing). */
     void hold(Allocation a) {
@@ -161,9 +162,9 @@ public final class JobState {
             return;
         }
         List<GpuGrant> grants = a.grants();
-        int[] packed = new int[grants.size()];
-        for (int k = 0; k < packed.length; k++) packed[k] = grants.get(k).node() << 8 | grants.get(k).gpu();
-        held = packed;
+        long[] keys = new long[grants.size()];
+        for (int k = 0; k < keys.length; k++) keys[k] = CycleState.gpuKey(grants.get(k).node(), grants.get(k).gpu());
+        held = keys;
     }
 
     public long firstStartMs() { return firstStartMs; }

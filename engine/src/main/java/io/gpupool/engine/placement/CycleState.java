@@ -48,8 +48,19 @@ public final class CycleState {
         this.anyLimit = !this.excludedGpus.isEmpty() || onlyGpus != null;
     }
 
+    /** One GPU of the pool as a number: its node above its index on the node (a node has fewer than 256 GPUs). */
     public static long gpuKey(int node, int gpu) {
         return ((long) node << 8) | gpu;
+    }
+
+    /** The node of a {@link #gpuKey}. */
+    public static int nodeOfKey(long key) {
+        return (int) (key >>> 8);
+    }
+
+    /** The GPU's index on its node, of a {@link #gpuKey}. */
+    public static int gpuOfKey(long key) {
+        return (int) (key & 0xFF);
     }
 
     public ClusterState cluster() { return cluster; }

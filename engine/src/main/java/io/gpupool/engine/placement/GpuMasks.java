@@ -26,24 +26,24 @@ public final class GpuMasks {
     public static GpuMasks of(Set<Long> excludedGpus, Set<Long> onlyGpus) {
         int[] ids = new int[excludedGpus.size() + (onlyGpus == null ? 0 : onlyGpus.size())];
         int k = 0;
-        for (long key : excludedGpus) if (inMask(key)) ids[k++] = (int) (key >>> 8);
+        for (long key : excludedGpus) if (inMask(key)) ids[k++] = CycleState.nodeOfKey(key);
         if (onlyGpus != null) {
-            for (long key : onlyGpus) if (inMask(key)) ids[k++] = (int) (key >>> 8);
+            for (long key : onlyGpus) if (inMask(key)) ids[k++] = CycleState.nodeOfKey(key);
         }
         Arrays.sort(ids, 0, k);
         int distinct = 0;
         for (int i = 0; i < k; i++) if (i == 0 || ids[i] != ids[i - 1]) ids[distinct++] = ids[i];
         int[] nodes = Arrays.copyOf(ids, distinct);
         long[] excluded = new long[distinct], only = new long[distinct];
-        for (long key : excludedGpus) if (inMask(key)) excluded[Arrays.binarySearch(nodes, (int) (key >>> 8))] |= 1L << (key & 0xFF);
+        for (long key : excludedGpus) if (inMask(key)) excluded[Arrays.binarySearch(nodes, CycleState.nodeOfKey(key))] |= 1L << CycleState.gpuOfKey(key);
         if (onlyGpus != null) {
-            for (long key : onlyGpus) if (inMask(key)) only[Arrays.binarySearch(nodes, (int) (key >>> 8))] |= 1L << (key & 0xFF);
+            for (long key : onlyGpus) if (inMask(key)) only[Arrays.binarySearch(nodes, CycleState.nodeOfKey(key))] |= 1L << CycleState.gpuOfKey(key);
         }
         return new GpuMasks(nodes, excluded, only, excludedGpus, onlyGpus);
     }
 
     private static boolean inMask(long key) {
-        return (key & 0xFF) < Long.SIZE;
+        return CycleState.gpuOfKey(key) < Long.SIZE;
     }
 
     /** Whether the placement may not take GPU {@code gpu} of node {@code node}. */

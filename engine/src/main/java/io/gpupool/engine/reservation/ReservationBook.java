@@ -3,7 +3,6 @@ package io.gpupool.engine.reservation;
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.state.ClusterState;
-import io.gpupool.engine.state.GpuGrant;
 import io.gpupool.engine.state.NodeState;
 import io.gpupool.engine.status.Resource;
 import io.gpupool.engine.status.Status;
@@ -98,7 +97,7 @@ public final class ReservationBook {
             if (j.spec().tenant().equals(q.tenant())) continue;
             OptionalLong limit = j.spec().timeLimitMs();
             if (limit.isPresent() && j.runStartMs() + limit.getAsLong() <= start) continue;
-            for (GpuGrant g : j.allocation().grants()) busy.put(CycleState.gpuKey(g.node(), g.gpu()), j);
+            for (long key : j.heldGpus()) busy.put(key, j);
         }
         List<Long> chosen = byNodes ? nodesGpus(q, cluster, taken, where) : modelGpus(q, cluster, taken, busy, where);
         Set<JobState> conflicts = new LinkedHashSet<>();

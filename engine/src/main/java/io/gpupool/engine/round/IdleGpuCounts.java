@@ -2,6 +2,7 @@ package io.gpupool.engine.round;
 
 import io.gpupool.engine.JobState;
 import io.gpupool.engine.JobStatus;
+import io.gpupool.engine.placement.CycleState;
 import io.gpupool.engine.state.ClusterState;
 import io.gpupool.engine.state.NodeState;
 
@@ -154,8 +155,8 @@ final class IdleGpuCounts {
         countedRuns[counted] = runOf[i];
         int end = stepStart[counted];
         if (v.status() == JobStatus.RUNNING && v.preemptions() == runOf[i]) {   // else not a candidate: holds nothing it was listed with
-            for (int packed : v.heldGpus()) {   // an array: the allocation's lists of grants were most of the cost here
-                int node = packed >>> 8, gpu = packed & 0xff;
+            for (long key : v.heldGpus()) {   // an array: the allocation's lists of grants were most of the cost here
+                int node = CycleState.nodeOfKey(key), gpu = CycleState.gpuOfKey(key);
                 // idle once every task on it is a released job's
                 if (--left[firstGpu[node] + gpu] == 0 && cluster.node(node).healthy(gpu)) {
                     if (end == stepNodes.length) stepNodes = Arrays.copyOf(stepNodes, Math.max(64, 2 * end));

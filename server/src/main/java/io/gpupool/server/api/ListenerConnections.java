@@ -57,23 +57,22 @@ final class ListenerConnections implements SelectorManager.AcceptListener {
         if (c != null && c.getTransport() instanceof Channel port) closeQuietly(port);
     }
 
-    /** Waits until every accepted connection is closed, at most {@code ms}; true when none is left open. */
-    boolean awaitClosed(long ms) {
+    /** Waits until every accepted connection is closed, at most {@code ms}. */
+    void awaitClosed(long ms) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
         synchronized (open) {
             open.removeIf(c -> !c.isOpen());
             while (!open.isEmpty()) {
                 long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-                if (left <= 0) return false;
+                if (left <= 0) return;
                 try {
                     open.wait(left);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    return false;
+                    return;
                 }
                 open.removeIf(c -> !c.isOpen());
             }
-            return true;
         }
     }
 
