@@ -637,8 +637,10 @@ public final class Scheduler {
 
     // ---- views ----------------------------------------------------------------------------------
 
-    /** Tests: every full round walks its whole queue, as before rounds stopped once only refusals were left. */
+    /** Tests: every round walks its whole queue, as before rounds stopped once only refusals were left or were quiet. */
     void walkWholeQueues() { round.walkWholeQueues(); }
+    /** Tests: rounds not walked because only time passed and no rank moved that matters (QuietRounds). */
+    long quietRounds() { return round.quietRounds(); }
     /** Tests: full rounds whose walk stopped once only refusals were left. */
     long walksStopped() { return round.walksStopped(); }
     long[] shapesPassedOver() { return round.shapesPassedOver(); }

@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.SplittableRandom;
 
@@ -24,8 +25,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A full round of a SKIP policy stops walking its queue once every shape still queued has been refused and no job
  * left could preempt or be refused otherwise; the jobs it left read their shape's refusal from the round. A policy whose
  * later jobs preempt less also passes over a refused shape's later jobs, and plans for no blocked job larger than one
- * that found no victims. That must never change a decision nor what any job reports: the same random histories
- * (arrivals of a few shapes, completions, cancellations, admin preemptions, holds and releases, starts on a chosen
+ * that found no victims; and a round of gittins at a level crossing with nothing else since a round that preempted
+ * nothing does not walk at all when no index fell so that a waiting job may stop a job it could not stop then
+ * ({@link io.gpupool.engine.policy.QuietRounds}). That must never change a decision nor what any job reports: the same
+ * random histories (rounds at the moments the scheduler asks for with only time passed, arrivals of a few shapes, completions, cancellations, admin preemptions, holds and releases, starts on a chosen
  * node, replaced specs, cordons, GPU faults, array caps, jobs given a reservation, a reservation window, guarantees,
  * preempted jobs held as the service holds them, several rounds at one instant or none between steps) give the same starts and preemptions as a scheduler whose
  * rounds walk the whole queue, and after every step (whenever a user could read them) every job's wait reason and
@@ -36,11 +39,14 @@ class StoppedWalkTest {
     void jobsReadWhatTheWholeWalkGivesThem() {
         long stopped = 0;
         for (String policy : List.of("las", "fair-share", "qssf", "srtf-oracle", "gittins", "fcfs-backfill")) {
-            long[] counts = new long[4];
+            long[] counts = new long[5];
             for (long seed = 1; seed <= 12; seed++) compare(policy, seed, counts);
-            long stoppedOfPolicy = counts[0], passedOver = counts[1], resumed = counts[2], notPlanned = counts[3];
-            System.out.printf("%s: walks stopped %d, shapes passed over %d, passes taken back %d, plans skipped by size %d%n",
-                    policy, stoppedOfPolicy, passedOver, resumed, notPlanned);
+            long stoppedOfPolicy = counts[0], passedOver = counts[1], resumed = counts[2], notPlanned = counts[3], quiet = counts[4];
+            System.out.printf("%s: walks stopped %d, shapes passed over %d, passes taken back %d, plans skipped by size %d, quiet rounds %d%n",
+                    policy, stoppedOfPolicy, passedOver, resumed, notPlanned, quiet);
+            // gittins tells a round at a level crossing that changes nothing (QuietRounds): it does not walk
+            if (policy.equals("gittins")) assertThat(quiet).as("gittins: quiet rounds").isGreaterThan(100);
+            else assertThat(quiet).as(policy + ": no quiet rounds").isZero();
             if (policy.equals("fcfs-backfill")) assertThat(stoppedOfPolicy).as(policy + " backfills: its walk never stops so").isZero();
             else assertThat(stoppedOfPolicy).as(policy + ": walks stopped early").isGreaterThan(100);
             // a preemptive SKIP policy whose later jobs preempt less stops polling a refused shape's line, and polls it
@@ -105,6 +111,7 @@ class StoppedWalkTest {
         List<String> ids = new ArrayList<>();
         long now = 0;
         int next = 0;
+        SplittableRandom clock = new SplittableRandom(seed);   // its own stream: the histories above stay as they were
         for (int step = 0; step < 150; step++) {
             now += 1000L * rnd.nextInt(1, 90);
             String what = policy + " seed " + seed + " step " + step;
@@ -192,15 +199,28 @@ class StoppedWalkTest {
                 assertThat(a.preempted()).as(what).isEqualTo(b.preempted());
                 same(fast, whole, ids, what + " round " + r);
             }
+            // then, often, only time passes: rounds at the moments the scheduler asks for (a level crossing), as a replay's
+            for (int k = clock.nextInt(4); k > 0; k--) {
+                OptionalLong due = whole.nextReevaluationMs(now);
+                assertThat(fast.nextReevaluationMs(now)).as(what).isEqualTo(due);
+                if (due.isEmpty()) break;
+                now = Math.max(now, due.getAsLong());
+                RoundResult a = fast.schedule(now), b = whole.schedule(now);
+                assertThat(a.started()).as(what + " at a reevaluation").isEqualTo(b.started());
+                assertThat(a.preempted()).as(what + " at a reevaluation").isEqualTo(b.preempted());
+                same(fast, whole, ids, what + " at a reevaluation");
+            }
             fast.checkConsistency();
         }
         assertThat(whole.walksStopped()).isZero();
         assertThat(whole.shapesPassedOver()[0]).isZero();
         assertThat(whole.plansSkippedBySize()).isZero();
+        assertThat(whole.quietRounds()).isZero();
         counts[0] += fast.walksStopped();
         counts[1] += fast.shapesPassedOver()[0];
         counts[2] += fast.shapesPassedOver()[1];
         counts[3] += fast.plansSkippedBySize();
+        counts[4] += fast.quietRounds();
     }
 
     /** What turns the stop off for a while: a job in a reservation, an array cap, a reservation window. */

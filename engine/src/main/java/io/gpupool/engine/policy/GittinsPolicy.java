@@ -16,7 +16,7 @@ import java.util.OptionalLong;
  * then, and the queue is re-sorted only then); a running job's index changes when its service crosses a level edge.
  * Before enough jobs finished the prior makes it least-attained-service first.
  */
-public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preemption, CompletionObserver, RunObserver {
+public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preemption, QuietRounds, CompletionObserver, RunObserver {
     /**
      * @param firstLevelGpuSec service (GPU-seconds) at which level 1 starts
      * @param levelRatio       each level's upper edge / its lower edge
@@ -181,6 +181,16 @@ public final class GittinsPolicy implements QueuePolicy, StandingOrder, Preempti
     public List<JobState> runningInVictimOrder(PolicyContext ctx) {
         List<JobState> kept = running.inVictimOrder(ctx.nowMs());
         return kept != null ? kept : Preemption.super.runningInVictimOrder(ctx);
+    }
+
+    /**
+     * A waiting job's index changes only with the table (refreshed at a job's end, which the round sees, and which
+     * re-keys every running job): between rounds only the running jobs' indexes move, as their service crosses a level.
+     */
+    @Override
+    public boolean mayDecideOtherwise(PolicyContext ctx, JobState first, int victimsTried) {
+        double bound = first == null ? Double.NEGATIVE_INFINITY : indexNow(ctx, first);
+        return running.mayAllowMore(ctx.nowMs(), bound, victimsTried);
     }
 
     /** The next moment a running job's service crosses a level edge (its index changes then). */

@@ -86,6 +86,8 @@ public record PolicyTraits(BlockingMode blocking, int backfillDepth, Set<Trait> 
         else if (t.has(Trait.STANDING_ORDER) != (p instanceof StandingOrder)) problem = "must declare STANDING_ORDER exactly when it implements StandingOrder";
         else if (t.has(Trait.ALLOWED_VICTIMS_COME_FIRST) && !t.has(Trait.PREEMPTIVE)) problem = "declares ALLOWED_VICTIMS_COME_FIRST without PREEMPTIVE";
         else if (t.has(Trait.LATER_JOBS_MAY_PREEMPT_LESS) && !t.has(Trait.PREEMPTIVE)) problem = "declares LATER_JOBS_MAY_PREEMPT_LESS without PREEMPTIVE";
+        else if (p instanceof QuietRounds && !(t.has(Trait.PREEMPTIVE) && t.has(Trait.STANDING_ORDER))) problem = "implements QuietRounds without PREEMPTIVE and STANDING_ORDER";
+        else if (p instanceof QuietRounds && t.blocking() == BlockingMode.BACKFILL) problem = "implements QuietRounds with BACKFILL (a reservation's refusals move with time)";
         if (problem != null) throw new IllegalStateException("policy " + p.name() + " " + problem);
     }
 }

@@ -74,6 +74,9 @@ final class RunningBands {
     private long keyedAtMs = Long.MIN_VALUE;
     private boolean keysChanged;
     private List<JobState> ordered;   // a copy of byVictimOrder's jobs, null when it changed since (also when a key did)
+    // since the last mayAllowMore: the lowest key a job's key fell to or a started job got (-infinity after a rekey)
+    private double lowestFall = Double.POSITIVE_INFINITY;
+    private boolean allTriedAtLastAsk;   // at the last mayAllowMore every job keyed below its bound was within the tried
 
     RunningBands(Bands bands) {
         this.bands = bands;
@@ -150,6 +153,33 @@ final class RunningBands {
     }
 
     /**
+     * {@link QuietRounds#mayDecideOtherwise} for a policy whose waiting jobs may stop running jobs keyed below their
+     * bound, {@code bound} being the highest a waiting job has now: whether, since the last ask, a job's key fell below
+     * it (a job may now be stopped that could not be then), or at the last ask more jobs were keyed below it than the
+     * planner tries for one job (the round then did not try every allowed victim). Notes where the keys stand for the
+     * next ask; true when {@code now} is before the last query.
+     */
+    boolean mayAllowMore(long now, double bound, int victimsTried) {
+        boolean allTriedBefore = allTriedAtLastAsk;
+        boolean inOrder = keyAt(now);
+        double fell = lowestFall;
+        lowestFall = Double.POSITIVE_INFINITY;
+        allTriedAtLastAsk = inOrder && keyedBelow(bound) <= victimsTried;
+        return !inOrder || !allTriedBefore || fell < bound;
+    }
+
+    /** How many running jobs are keyed below {@code bound} (the victim order begins with the lowest key). */
+    private int keyedBelow(double bound) {
+        int lo = 0, hi = byVictimOrder.size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (byVictimOrder.get(mid).key < bound) lo = mid + 1;
+            else hi = mid;
+        }
+        return lo;
+    }
+
+    /**
      * Computes the band of the jobs started since the last query and of those whose crossing is due by now + the
      * margin, and every key after {@link #rekey}.
      */
@@ -158,6 +188,7 @@ final class RunningBands {
         keyedAtMs = now;
         if (keysChanged) {
             keysChanged = false;
+            lowestFall = Double.NEGATIVE_INFINITY;   // any key may have moved anywhere
             for (int i = 0; i < byVictimOrder.size(); i++) {
                 Entry e = byVictimOrder.get(i);
                 e.key = bands.key(e.job, e.band);
@@ -181,8 +212,10 @@ final class RunningBands {
                 byVictimOrder.remove(e);
                 byCrossing.remove(e);
             }
+            double before = i >= newlyStarted ? e.key : Double.POSITIVE_INFINITY;
             e.band = bands.bandOf(e.job, now);
             e.key = bands.key(e.job, e.band);
+            if (e.key < before) lowestFall = Math.min(lowestFall, e.key);
             double edge = bands.upperEdgeGpuSec(e.band);
             e.crossingMs = !Double.isInfinite(edge) && e.job.gpuUnits() > 0 ? EdgeCrossings.crossingMs(e.job, edge, now) : Long.MAX_VALUE;
             byVictimOrder.add(e);

@@ -104,6 +104,20 @@ public final class StandingQueue {
         return full(policy.standingOrder(ctx));
     }
 
+    /**
+     * The first job of the queue in the order of the last round (or of the start, before any round), null when none
+     * waits; between rounds. The lines are sorted afresh only at a round whose policy's order version changed.
+     */
+    public JobState first() {
+        JobState first = null;
+        for (TreeSet<JobState> line : lines.values()) {
+            if (line.isEmpty()) continue;
+            JobState head = line.first();
+            if (first == null || current.compare(head, first) < 0) first = head;
+        }
+        return first;
+    }
+
     /** This round's queue; call {@link #endRound()} when the round is over. */
     public JobQueue round(PolicyContext ctx) {
         order = full(policy.standingOrder(ctx));

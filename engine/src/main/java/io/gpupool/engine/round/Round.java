@@ -10,6 +10,7 @@ import io.gpupool.engine.policy.BlockingMode;
 import io.gpupool.engine.policy.JobQueue;
 import io.gpupool.engine.policy.PolicyContext;
 import io.gpupool.engine.policy.PolicyTraits;
+import io.gpupool.engine.policy.QuietRounds;
 import io.gpupool.engine.policy.StandingQueue;
 import io.gpupool.engine.state.ClusterState;
 
@@ -42,6 +43,7 @@ public final class Round {
     long walksStopped;                  // full rounds whose walk stopped so
     long shapesPassedOver, passesResumed;   // refused shapes whose later jobs a walk passed over, and passes taken back (Dispatch)
     long plansSkippedBySize;                // blocked jobs not planned for: a smaller one found no victims (Dispatch)
+    long quietRounds;                       // rounds not walked: only time passed and no rank moved that matters (quietRound)
 
     public Round(ClusterState cluster, WorkloadProfile profile, RoundJobs jobs) {
         this.cluster = cluster;
@@ -88,8 +90,9 @@ public final class Round {
     }
 
     /**
-     * Every full round walks its whole queue, and plans for every blocked job whose own shape found victims (a test
-     * compares that with walks that stop once only refusals are left, and that skip jobs larger than one that found none).
+     * Every round walks, and walks its whole queue, and plans for every blocked job whose own shape found victims (a
+     * test compares that with walks that stop once only refusals are left, that skip jobs larger than one that found
+     * none, and with quiet rounds that do not walk).
      */
     public void walkWholeQueues() {
         stopWalks = false;
@@ -110,6 +113,11 @@ public final class Round {
         return plansSkippedBySize;
     }
 
+    /** Rounds not walked because only time passed since a round that changed nothing and no rank moved that matters (tests). */
+    public long quietRounds() {
+        return quietRounds;
+    }
+
     /** A job started running (also one restored as running), its run's start and the run time before it set. */
     public void runStarted(JobState job) {
         runningTerms.started(job);
@@ -127,6 +135,12 @@ public final class Round {
 
     /** One round at {@code ctx.nowMs()}. */
     public RoundResult run(PolicyContext ctx) {
+        if (quietRound(ctx)) {
+            RoundResult none = new RoundResult(List.of(), List.of());
+            settled.roundEnded(none, cluster.version());
+            quietRounds++;
+            return none;
+        }
         if (standing != null && batchPlacer == null && settled.settledAt(cluster.version()) && policy.traits().blocking() == BlockingMode.BACKFILL
                 && policy.admission() == Admission.NONE
                 && settledBackfill.holds(ctx, settled.pendingArrivals(), standing.order(ctx), reservations, jobs)) {
@@ -155,5 +169,18 @@ public final class Round {
         }
         settled.roundEnded(result, cluster.version());
         return result;
+    }
+
+    /**
+     * Whether this round would start and preempt nothing and give every job the reason it has, so that it need not
+     * walk: the last round changed nothing, only time passed since, and the policy says no rank moved so that a waiting
+     * job may stop a job it could not stop then ({@link QuietRounds}). A QuietRounds policy is asked at every round: it
+     * notes its ranks then.
+     */
+    private boolean quietRound(PolicyContext ctx) {
+        if (!(policy.policy() instanceof QuietRounds quiet)) return false;
+        boolean mayDecideOtherwise = quiet.mayDecideOtherwise(ctx, standing.first(), PreemptionPlanner.MAX_CANDIDATES);
+        return !mayDecideOtherwise && stopWalks && settled.settledAt(cluster.version()) && !settled.anyArrival() && batchPlacer == null
+                && pipeline.dependsOnlyOnClusterState();
     }
 }

@@ -33,6 +33,11 @@ final class SettledMemo {
         return settled && clusterVersion == settledVersion;
     }
 
+    /** Whether any job arrived since the last round. */
+    boolean anyArrival() {
+        return !arrivals.isEmpty();
+    }
+
     /** The jobs that arrived since the last round and still wait. */
     List<JobState> pendingArrivals() {
         return arrivals.stream().filter(j -> j.status() == JobStatus.PENDING).toList();

@@ -57,4 +57,29 @@ class PolicyTraitsTest {
                 .isInstanceOf(IllegalStateException.class);
         PolicyTraits.check(new Preempting(PolicyTraits.of(BlockingMode.SKIP, PREEMPTIVE, ALLOWED_VICTIMS_COME_FIRST)));
     }
+
+    /** A policy that says its rounds may be quiet (the rule itself does not matter here). */
+    private record Quiet(PolicyTraits traits) implements QueuePolicy, StandingOrder, Preemption, QuietRounds {
+        @Override public String name() { return "test"; }
+        @Override public Comparator<JobState> standingOrder(PolicyContext ctx) { return Comparator.comparingLong(JobState::seq); }
+        @Override public boolean mayPreempt(PolicyContext ctx, JobState job, JobState victim) { return false; }
+        @Override public boolean mayDecideOtherwise(PolicyContext ctx, JobState first, int victimsTried) { return true; }
+    }
+
+    private record QuietWithoutPreemption(PolicyTraits traits) implements QueuePolicy, StandingOrder, QuietRounds {
+        @Override public String name() { return "test"; }
+        @Override public Comparator<JobState> standingOrder(PolicyContext ctx) { return Comparator.comparingLong(JobState::seq); }
+        @Override public boolean mayDecideOtherwise(PolicyContext ctx, JobState first, int victimsTried) { return true; }
+    }
+
+    /** Quiet rounds rest on a kept queue, a preemption rule and refusals that do not move with time (no EASY reservation). */
+    @Test
+    void quietRoundsNeedAStandingOrderPreemptionAndNoBackfill() {
+        assertThat(PolicyRegistry.create("gittins")).isInstanceOf(QuietRounds.class);
+        PolicyTraits.check(new Quiet(PolicyTraits.of(BlockingMode.SKIP, PREEMPTIVE, STANDING_ORDER)));
+        assertThatThrownBy(() -> PolicyTraits.check(new QuietWithoutPreemption(PolicyTraits.of(BlockingMode.SKIP, STANDING_ORDER))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("implements QuietRounds without PREEMPTIVE");
+        assertThatThrownBy(() -> PolicyTraits.check(new Quiet(PolicyTraits.backfill(4, PREEMPTIVE, STANDING_ORDER))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("BACKFILL");
+    }
 }
