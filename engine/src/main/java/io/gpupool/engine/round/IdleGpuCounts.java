@@ -90,20 +90,33 @@ final class IdleGpuCounts {
     boolean couldHold(JobState job, int from, int to) {
         int perReplica = job.spec().shape().gpusPerReplica();
         if (perReplica == 0 || !job.spec().share().isWhole()) return true;
+        if (nodes == 0 || perReplica > maxGpus) return false;
         if (cluster.version() != version || from != this.from) restart(from);
-        int need = to - from;
-        while (seen < counted && seen < need) {
-            int i = from + seen;
-            if (victims[i] == countedJobs[seen] && runOf[i] == countedRuns[seen]) {
-                seen++;
-            } else {
-                restart(from);   // counted for other jobs from here on (and `left` holds all of them): count again
-            }
+        int need = to - from, replicas = job.spec().shape().replicas();
+        // the steps under the cursor must be this list's before its counts are read
+        while (seen < Math.min(at, need)) {
+            if (!keptStepHolds(seen)) restart(from);   // counted for other jobs from here on: count again
+            else seen++;
         }
-        while (counted < need) countNext();
-        moveTo(need);
-        int replicas = perReplica <= maxGpus ? replicasOf[perReplica] : 0;
-        return nodes > 0 && replicas >= job.spec().shape().replicas();
+        if (at > need) moveTo(need);
+        // the counts only grow with the prefix: once the job could be held, the rest of the range is not needed
+        while (replicasOf[perReplica] < replicas && at < need) {
+            if (at == seen) {
+                if (at == counted) countNext();
+                else if (keptStepHolds(at)) seen++;
+                else {
+                    restart(from);
+                    continue;
+                }
+            }
+            moveTo(at + 1);
+        }
+        return replicasOf[perReplica] >= replicas;
+    }
+
+    /** Whether the kept step {@code i} was counted for the job this round's list holds at that place, in the same run. */
+    private boolean keptStepHolds(int i) {
+        return victims[from + i] == countedJobs[i] && runOf[from + i] == countedRuns[i];
     }
 
     /**
