@@ -9,7 +9,6 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.TreeSet;
 
 /**
  * A band-ranked preemptive policy's running jobs (las's queues, gittins' service levels) kept across rounds in its victim
@@ -40,12 +39,11 @@ final class RunningBands {
     /** Far more than the rounding of a crossing time: a crossing this close is recomputed, never trusted. */
     static final long MARGIN_MS = 1000;
 
-    private static final class Entry {
+    private static final class Entry extends CrossingHeap.Item {   // its crossing: Long.MAX_VALUE for none (the last band, or no GPUs)
         final JobState job;
         final long runStartMs;   // the job's, stored: the scheduler clears it before telling that the run ended
         int band;
         double key;
-        long crossingMs;   // Long.MAX_VALUE: none (the last band, or no GPUs)
 
         Entry(JobState job) {
             this.job = job;
@@ -61,16 +59,13 @@ final class RunningBands {
         if (c == 0) c = Double.compare(a.job.gpuUnits(), b.job.gpuUnits());
         return c != 0 ? c : Long.compare(b.job.seq(), a.job.seq());
     };
-    private static final Comparator<Entry> CROSSING_ORDER = (a, b) -> {
-        int c = Long.compare(a.crossingMs, b.crossingMs);
-        return c != 0 ? c : Long.compare(a.job.seq(), b.job.seq());
-    };
 
     private final Bands bands;
     private final Map<JobState, Entry> entries = new IdentityHashMap<>();
     private final List<Entry> unkeyed = new ArrayList<>();   // started since the last query: no band computed yet
     private final SortedRunning<Entry> byVictimOrder = new SortedRunning<>(VICTIM_ORDER, e -> e.job);
-    private final TreeSet<Entry> byCrossing = new TreeSet<>(CROSSING_ORDER);
+    private final CrossingHeap<Entry> byCrossing = new CrossingHeap<>();
+    private final List<Entry> near = new ArrayList<>();   // nextCrossing's scratch: the entries near the earliest
     private long keyedAtMs = Long.MIN_VALUE;
     private boolean keysChanged;
     private List<JobState> ordered;   // a copy of byVictimOrder's jobs, null when it changed since (also when a key did)
@@ -144,8 +139,11 @@ final class RunningBands {
         if (byCrossing.isEmpty() || byCrossing.first().crossingMs == Long.MAX_VALUE) return OptionalLong.empty();
         long bound = plus(byCrossing.first().crossingMs, MARGIN_MS);
         long best = Long.MAX_VALUE;
-        for (Entry e : byCrossing) {
-            if (e.crossingMs > bound || e.crossingMs == Long.MAX_VALUE) break;
+        near.clear();
+        byCrossing.collectDue(bound, near);
+        for (int i = 0; i < near.size(); i++) {
+            Entry e = near.get(i);
+            if (e.crossingMs == Long.MAX_VALUE) continue;
             double edge = bands.upperEdgeGpuSec(bands.bandOf(e.job, now));
             if (!Double.isInfinite(edge)) best = Math.min(best, EdgeCrossings.crossingMs(e.job, edge, now));
         }
@@ -202,16 +200,10 @@ final class RunningBands {
         List<Entry> due = new ArrayList<>(unkeyed);   // the newly started first, in neither set yet
         int newlyStarted = due.size();
         unkeyed.clear();
-        for (Entry e : byCrossing) {
-            if (e.crossingMs > horizon) break;
-            due.add(e);
-        }
+        byCrossing.collectDue(horizon, due);
         for (int i = 0; i < due.size(); i++) {
             Entry e = due.get(i);
-            if (i >= newlyStarted) {
-                byVictimOrder.remove(e);
-                byCrossing.remove(e);
-            }
+            if (i >= newlyStarted) byVictimOrder.remove(e);
             double before = i >= newlyStarted ? e.key : Double.POSITIVE_INFINITY;
             e.band = bands.bandOf(e.job, now);
             e.key = bands.key(e.job, e.band);
@@ -219,7 +211,8 @@ final class RunningBands {
             double edge = bands.upperEdgeGpuSec(e.band);
             e.crossingMs = !Double.isInfinite(edge) && e.job.gpuUnits() > 0 ? EdgeCrossings.crossingMs(e.job, edge, now) : Long.MAX_VALUE;
             byVictimOrder.add(e);
-            byCrossing.add(e);
+            if (i >= newlyStarted) byCrossing.changed(e);
+            else byCrossing.add(e);
         }
         if (!due.isEmpty()) ordered = null;
         return true;
