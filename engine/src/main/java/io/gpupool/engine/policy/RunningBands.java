@@ -42,22 +42,28 @@ final class RunningBands {
     private static final class Entry extends CrossingHeap.Item {   // its crossing: Long.MAX_VALUE for none (the last band, or no GPUs)
         final JobState job;
         final long runStartMs;   // the job's, stored: the scheduler clears it before telling that the run ended
+        final int priority;      // the job's, stored for the victim order's comparisons, as its size and sequence
+        final double gpuUnits;
+        final long seq;
         int band;
         double key;
 
         Entry(JobState job) {
             this.job = job;
             this.runStartMs = job.runStartMs();
+            this.priority = job.spec().priority();
+            this.gpuUnits = job.gpuUnits();
+            this.seq = job.seq();
         }
     }
 
     /** The victim order with the key as stored: run start latest first is work lost least first. */
     private static final Comparator<Entry> VICTIM_ORDER = (a, b) -> {   // one comparison, no chain of lambdas
         int c = Double.compare(a.key, b.key);
-        if (c == 0) c = Integer.compare(a.job.spec().priority(), b.job.spec().priority());
+        if (c == 0) c = Integer.compare(a.priority, b.priority);
         if (c == 0) c = Long.compare(b.runStartMs, a.runStartMs);
-        if (c == 0) c = Double.compare(a.job.gpuUnits(), b.job.gpuUnits());
-        return c != 0 ? c : Long.compare(b.job.seq(), a.job.seq());
+        if (c == 0) c = Double.compare(a.gpuUnits, b.gpuUnits);
+        return c != 0 ? c : Long.compare(b.seq, a.seq);
     };
 
     private final Bands bands;
@@ -66,6 +72,7 @@ final class RunningBands {
     private final SortedRunning<Entry> byVictimOrder = new SortedRunning<>(VICTIM_ORDER, e -> e.job);
     private final CrossingHeap<Entry> byCrossing = new CrossingHeap<>();
     private final List<Entry> near = new ArrayList<>();   // nextCrossing's scratch: the entries near the earliest
+    private final List<Entry> due = new ArrayList<>();    // keyAt's scratch: the entries it keys
     private long keyedAtMs = Long.MIN_VALUE;
     private boolean keysChanged;
     private List<JobState> ordered;   // a copy of byVictimOrder's jobs, null when it changed since (also when a key did)
@@ -197,22 +204,27 @@ final class RunningBands {
         long horizon = plus(now, MARGIN_MS);
         // most queries find nothing due (several per round at one instant): no list made for them
         if (unkeyed.isEmpty() && (byCrossing.isEmpty() || byCrossing.first().crossingMs > horizon)) return true;
-        List<Entry> due = new ArrayList<>(unkeyed);   // the newly started first, in neither set yet
+        due.clear();
+        due.addAll(unkeyed);   // the newly started first, in neither set yet
         int newlyStarted = due.size();
         unkeyed.clear();
         byCrossing.collectDue(horizon, due);
         for (int i = 0; i < due.size(); i++) {
             Entry e = due.get(i);
-            if (i >= newlyStarted) byVictimOrder.remove(e);
+            int at = i >= newlyStarted ? byVictimOrder.indexOf(e) : -1;   // its place under its old key
             double before = i >= newlyStarted ? e.key : Double.POSITIVE_INFINITY;
             e.band = bands.bandOf(e.job, now);
             e.key = bands.key(e.job, e.band);
             if (e.key < before) lowestFall = Math.min(lowestFall, e.key);
             double edge = bands.upperEdgeGpuSec(e.band);
             e.crossingMs = !Double.isInfinite(edge) && e.job.gpuUnits() > 0 ? EdgeCrossings.crossingMs(e.job, edge, now) : Long.MAX_VALUE;
-            byVictimOrder.add(e);
-            if (i >= newlyStarted) byCrossing.changed(e);
-            else byCrossing.add(e);
+            if (at >= 0) {
+                byVictimOrder.moved(at);
+                byCrossing.changed(e);
+            } else {
+                byVictimOrder.add(e);
+                byCrossing.add(e);
+            }
         }
         if (!due.isEmpty()) ordered = null;
         return true;

@@ -55,6 +55,36 @@ final class SortedRunning<E> {
         jobs[size] = null;
     }
 
+    /** Where the entry stands in the order as stored (take it before changing its key, for {@link #moved}). */
+    int indexOf(E e) {
+        int at = search(e);
+        if (at < 0) throw new IllegalStateException("job " + jobOf.apply(e).id() + " is not where its key puts it");
+        return at;
+    }
+
+    /**
+     * The entry at {@code at} changed its key: moves it to where the order now puts it, shifting only the entries
+     * between its old and new places (a remove and an add would each shift the whole tail).
+     */
+    @SuppressWarnings("unchecked")
+    void moved(int at) {
+        E e = get(at);
+        int to;
+        if (at > 0 && order.compare(get(at - 1), e) > 0) {
+            to = -Arrays.binarySearch((E[]) entries, 0, at, e, order) - 1;
+            System.arraycopy(entries, to, entries, to + 1, at - to);
+            System.arraycopy(jobs, to, jobs, to + 1, at - to);
+        } else if (at < size - 1 && order.compare(e, get(at + 1)) > 0) {
+            to = -Arrays.binarySearch((E[]) entries, at + 1, size, e, order) - 2;
+            System.arraycopy(entries, at + 1, entries, at, to - at);
+            System.arraycopy(jobs, at + 1, jobs, at, to - at);
+        } else {
+            return;
+        }
+        entries[to] = e;
+        jobs[to] = jobOf.apply(e);
+    }
+
     /** Sorts again after every entry's key changed. */
     @SuppressWarnings("unchecked")
     void resort() {
