@@ -16,7 +16,8 @@ import io.gpupool.engine.JobState;
  * moved either rose or stayed at or above that bound, no waiting job may stop a job it could not stop then; and when
  * that round's planner tried every victim each job was allowed (no more than it tries per job), fewer victims make room
  * for none of them either. Placement, limits and reasons read only the cluster and the ledger, which did not change
- * (a round that started jobs does not do: its starts changed the free GPUs some refusals name).
+ * (after a round that started jobs they would not all be the same: its starts changed the free GPUs some refusals
+ * name, so such a round is not followed by a quiet one).
  */
 public interface QuietRounds {
     /**

@@ -116,7 +116,16 @@ public final class FragmentationTracker {
     public long fragmentedMilli() {
         if (shapesChanged) {
             Map<String, ModelNeeds> needs = summarize();
-            for (int n = 0; n < needsOfNode.length; n++) needsOfNode[n] = needs.get(cluster.node(n).model().id());
+            String lastModel = null;   // a pool's nodes of one model mostly stand together: one look-up per run of them
+            ModelNeeds lastNeeds = null;
+            for (int n = 0; n < needsOfNode.length; n++) {
+                String model = cluster.node(n).model().id();
+                if (!model.equals(lastModel)) {
+                    lastModel = model;
+                    lastNeeds = needs.get(model);
+                }
+                needsOfNode[n] = lastNeeds;
+            }
             totalFragMilli = 0;
             for (int n = 0; n < nodeFragMilli.length; n++) {
                 nodeFragMilli[n] = queued.isEmpty() ? 0 : fragmentedOn(cluster.node(n));
