@@ -20,6 +20,7 @@ final class ServiceLevels {
 
     /** The level of a service: the number of edges at or below it (binary search, so exact at the edges). */
     int levelOf(double gpuSec) {
+        if (gpuSec < edges[0]) return 0;   // most asks: a waiting job that never ran, compared in the standing order
         int lo = 0, hi = edges.length;
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
