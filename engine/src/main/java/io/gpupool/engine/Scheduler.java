@@ -157,8 +157,8 @@ public final class Scheduler {
         return SubmitResult.accepted(spec.id());
     }
 
-    /** A running job finished. */
-    public void complete(String jobId, long nowMs) {
+    /** A running job finished; returns its state (a replay reads its outcome from it without a second look-up). */
+    public JobState complete(String jobId, long nowMs) {
         round.unsettle();
         advanceTo(nowMs);
         JobState job = require(jobId);
@@ -168,6 +168,7 @@ public final class Scheduler {
         job.endMs = nowMs;
         predictor.observe(job.spec(), job.attainedMs(nowMs));
         if (policy instanceof CompletionObserver learner) learner.jobFinished(job, nowMs);
+        return job;
     }
 
     /** Cancels a pending or running job; false when it had already ended. */

@@ -232,8 +232,7 @@ public final class Simulator {
                 Active a = c.job();
                 // what it ran: all of its duration, or up to the limit that stopped it (over all its runs)
                 long ranMs = c.timeout() ? scheduler.job(c.jobId()).attainedMs(now) : a.job.durationMs();
-                scheduler.complete(c.jobId(), now);
-                JobState j = scheduler.job(c.jobId());
+                JobState j = scheduler.complete(c.jobId(), now);
                 JobSpec s = a.job.spec();
                 JobOutcome o = new JobOutcome(s.id(), s.tenant(), s.submitTimeMs(), j.firstStartMs(), j.endMs(),
                         ranMs, j.gpuUnits(), j.waitedMs(j.endMs()), j.preemptions(), c.timeout());
