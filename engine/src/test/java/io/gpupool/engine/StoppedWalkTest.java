@@ -25,14 +25,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A full round of a SKIP policy stops walking its queue once every shape still queued has been refused and no job
  * left could preempt or be refused otherwise; the jobs it left read their shape's refusal from the round. A policy whose
  * later jobs preempt less also passes over a refused shape's later jobs, and plans for no blocked job larger than one
- * that found no victims; and a round of gittins at a level crossing with nothing else since a round that preempted
+ * that found no victims; and a round of gittins at a level crossing with nothing else since a round that changed
  * nothing does not walk at all when no index fell so that a waiting job may stop a job it could not stop then
  * ({@link io.gpupool.engine.policy.QuietRounds}). That must never change a decision nor what any job reports: the same
- * random histories (rounds at the moments the scheduler asks for with only time passed, arrivals of a few shapes, completions, cancellations, admin preemptions, holds and releases, starts on a chosen
- * node, replaced specs, cordons, GPU faults, array caps, jobs given a reservation, a reservation window, guarantees,
- * preempted jobs held as the service holds them, several rounds at one instant or none between steps) give the same starts and preemptions as a scheduler whose
- * rounds walk the whole queue, and after every step (whenever a user could read them) every job's wait reason and
- * wait status are the same.
+ * random histories (arrivals of a few shapes, completions, cancellations, admin preemptions, holds and releases,
+ * starts on a chosen node, replaced specs, cordons, GPU faults, array caps, jobs given a reservation, a reservation
+ * window, guarantees, preempted jobs held as the service holds them, several rounds at one instant or none between
+ * steps, rounds at the moments the scheduler asks for with only time passed) give the same starts and preemptions as
+ * a scheduler whose rounds always walk the whole queue, and after every step (whenever a user could read them) every
+ * job's wait reason and wait status are the same.
  */
 class StoppedWalkTest {
     @Test
