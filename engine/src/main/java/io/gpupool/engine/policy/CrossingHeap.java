@@ -44,12 +44,17 @@ final class CrossingHeap<E extends CrossingHeap.Item> {
         if (at == size) return;
         heap[at] = last;
         last.slot = at;
-        if (!up(at)) down(at);
+        settle(at);
     }
 
     /** The item's crossing changed while in the heap: put it where it now belongs. */
     void changed(E e) {
-        if (!up(e.slot)) down(e.slot);
+        settle(e.slot);
+    }
+
+    /** Moves the item at {@code at}, which may be earlier or later than its neighbours now, to its place. */
+    private void settle(int at) {
+        if (!up(at)) down(at);
     }
 
     /** Adds to {@code out} every item whose crossing is at or before {@code bound}, in no particular order. */

@@ -211,14 +211,15 @@ final class RunningBands {
         byCrossing.collectDue(horizon, due);
         for (int i = 0; i < due.size(); i++) {
             Entry e = due.get(i);
-            int at = i >= newlyStarted ? byVictimOrder.indexOf(e) : -1;   // its place under its old key
-            double before = i >= newlyStarted ? e.key : Double.POSITIVE_INFINITY;
+            boolean keyed = i >= newlyStarted;   // in both sets already, under its old key
+            int at = keyed ? byVictimOrder.indexOf(e) : -1;
+            double before = keyed ? e.key : Double.POSITIVE_INFINITY;   // a start counts as a fall
             e.band = bands.bandOf(e.job, now);
             e.key = bands.key(e.job, e.band);
             if (e.key < before) lowestFall = Math.min(lowestFall, e.key);
             double edge = bands.upperEdgeGpuSec(e.band);
-            e.crossingMs = !Double.isInfinite(edge) && e.job.gpuUnits() > 0 ? EdgeCrossings.crossingMs(e.job, edge, now) : Long.MAX_VALUE;
-            if (at >= 0) {
+            e.crossingMs = !Double.isInfinite(edge) && e.gpuUnits > 0 ? EdgeCrossings.crossingMs(e.job, edge, now) : Long.MAX_VALUE;
+            if (keyed) {
                 byVictimOrder.moved(at);
                 byCrossing.changed(e);
             } else {

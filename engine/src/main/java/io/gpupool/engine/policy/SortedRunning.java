@@ -46,8 +46,7 @@ final class SortedRunning<E> {
     }
 
     void remove(E e) {
-        int at = search(e);
-        if (at < 0) throw new IllegalStateException("job " + jobOf.apply(e).id() + " is not where its key puts it");
+        int at = indexOf(e);
         System.arraycopy(entries, at + 1, entries, at, size - at - 1);
         System.arraycopy(jobs, at + 1, jobs, at, size - at - 1);
         size--;
