@@ -86,6 +86,7 @@ public final class JobStartBench {
         System.out.printf("job start bench: %d jobs per round, command %s, account %s; %d cores; load average %s%n",
                 jobs, command, account == null ? "(the agent's)" : account, Runtime.getRuntime().availableProcessors(), loadAverage());
         JobRunner runner = new JobRunner(config, List.of(), quiet);
+        System.out.println("job start: " + runner.spawnMethod());
         int next = 0;
         for (int r = 0; r <= rounds; r++) {
             List<RunningJob> started = new ArrayList<>(jobs);

@@ -78,9 +78,20 @@ public record JobDirectory(Path path) {
         return path.resolve(WORK);
     }
 
-    /** Gives the job's files to its account: logs 0600 and (with {@code workDir}) the work directory 0700. */
-    void handOver(UnixAccount account, boolean workDir) throws IOException {
+    /**
+     * Opens the attempt's directory to every account by name only (0711): a job under its own account reaches its
+     * files in it, but cannot list, replace or forge the agent's records.
+     */
+    void openByName() throws IOException {
         Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rwx--x--x"));
+    }
+
+    /**
+     * Gives the job's files to its account: logs 0600 and (with {@code workDir}) the work directory 0700, after
+     * {@link #openByName}. (The native wrapper does the same itself, {@link NativeWrapper}.)
+     */
+    void handOver(UnixAccount account, boolean workDir) throws IOException {
+        openByName();
         for (Path log : List.of(stdout(), stderr())) {
             if (!Files.exists(log)) Files.createFile(log);
             own(log, account, "rw-------");

@@ -76,8 +76,6 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         record Failed(JobKey key, String reason) implements StartResult {}
     }
 
-    /** The search path of the root-run steps before a job's account takes over. */
-    private static final String ROOT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     private final RunnerConfig config;
     private final JobStore store;
     private final Map<String, GpuInfo> gpusByUuid;
@@ -89,6 +87,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     private final Map<String, Boolean> memoryWarned = new ConcurrentHashMap<>();
     private final Map<JobKey, ScheduledFuture<?>> timeLimits = new ConcurrentHashMap<>();
     private final JobSpawner spawner;
+    private final JobWrapper wrapper;
     private final AccountSwitch accounts;
     private final Confinement confinement;
 
@@ -98,14 +97,16 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     }
 
     public JobRunner(RunnerConfig config, List<GpuInfo> gpus, Listener listener, Confinement confinement) throws IOException {
-        this(config, gpus, listener, confinement, JobSpawner.forThisMachine());
+        this(config, gpus, listener, confinement, JobSpawner.forThisMachine(), JobWrapper.forThisMachine(config.workDir()));
     }
 
-    JobRunner(RunnerConfig config, List<GpuInfo> gpus, Listener listener, Confinement confinement, JobSpawner spawner) throws IOException {
+    JobRunner(RunnerConfig config, List<GpuInfo> gpus, Listener listener, Confinement confinement, JobSpawner spawner,
+              JobWrapper wrapper) throws IOException {
         this.spawner = spawner;
+        this.wrapper = wrapper;
         this.confinement = confinement;
         this.config = config;
-        this.accounts = new AccountSwitch(config.unboundAccount(), config.allowRootJobs());
+        this.accounts = new AccountSwitch(wrapper.cannotSwitchReason(), config.unboundAccount(), config.allowRootJobs());
         this.store = new JobStore(config.workDir());
         this.gpusByUuid = gpus.stream().collect(Collectors.toUnmodifiableMap(GpuInfo::uuid, Function.identity()));
         this.listener = listener;
@@ -131,9 +132,9 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
         return confinement;
     }
 
-    /** How jobs are started on this node (posix_spawn, or ProcessBuilder and why), for the agent's start message. */
+    /** How jobs are started on this node (posix_spawn, or ProcessBuilder and why; which wrapper), for the agent's start message. */
     public String spawnMethod() {
-        return spawner.description();
+        return spawner.description() + ", in " + wrapper.description();
     }
 
     /** Starts one attempt unless it was started on this node before. */
@@ -161,20 +162,20 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
                 env.put("GPUPOOL_DEVICE_NODES", String.join(",", minors.stream().map(m -> confinement.devices().gpuNode(m).toString()).toList()));
             }
             Path workDir = launch.workDir() == null ? dir.path() : Path.of(launch.workDir());
-            List<String> command = launch.command();
+            JobWrapper.Call call;
             if (plan instanceof AccountSwitch.Plan.Switch s) {
                 UnixAccount a = s.account();
-                dir.handOver(a, launch.workDir() == null);
                 env.putAll(Map.of("HOME", a.home(), "USER", a.name(), "LOGNAME", a.name()));
                 // the account enters its directory itself (a directory it may not enter stays closed to it)
-                command = accounts.commandAs(a, env, launch.workDir() == null ? dir.work() : workDir, command);
-                env = Map.of("PATH", ROOT_PATH); // what runs as root before the switch gets nothing the job chose
-                workDir = dir.path();
+                boolean ownDir = launch.workDir() == null;
+                call = wrapper.asAccount(dir, launch.command(), env, ownDir ? dir.work() : workDir, ownDir, a, s.groups());
             } else if (!Files.isDirectory(workDir)) {
                 throw new SpecException("job " + key, "work_dir", "directory " + workDir + " does not exist");
+            } else {
+                call = wrapper.asAgent(dir, launch.command(), env, workDir);
             }
             cgroup = confine(launch, dir, minors);
-            JobSpawner.Spawned p = spawner.spawn(dir, command, env, workDir);
+            JobSpawner.Spawned p = spawner.spawn(call, dir);
             try {
                 dir.writeProcess(p.handle().pid(), p.startInstant(), now);
             } catch (IOException e) {
@@ -405,7 +406,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
             end = new JobEnd(job.stopPhase(), code, job.startedAtMs(), now, job.stopReason() + "; " + how);
         } else if (Files.exists(job.directory().path().resolve(JobWrapper.UNCONFINED))) {
             end = new JobEnd(JobPhase.FAILED, code, job.startedAtMs(), now, "cannot start: its wrapper could not join the cgroup "
-                    + readQuietly(job.directory().path().resolve(JobWrapper.UNCONFINED)) + " (the shell's reason is in its stderr)");
+                    + readQuietly(job.directory().path().resolve(JobWrapper.UNCONFINED)) + " (the wrapper's reason is in its stderr)");
         } else if (oomKills > 0 && (code == null || code != 0)) {
             end = JobEnd.outOfMemory(job.cgroup().memoryLimitMib(), oomKills, code, job.startedAtMs(), now, "");
         } else if (code == null) {

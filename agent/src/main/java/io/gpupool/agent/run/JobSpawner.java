@@ -1,10 +1,11 @@
 package io.gpupool.agent.run;
 
+import java.io.File;
 import java.io.IOException;
-import java.nio.file.Path;
+import java.io.OutputStream;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -23,8 +24,8 @@ sealed interface JobSpawner {
      */
     record Spawned(ProcessHandle handle, Optional<Instant> startInstant, CompletableFuture<Integer> exitValue, boolean ownSession) {}
 
-    /** Runs {@code command} in the wrapper for {@code dir}, in {@code workDir}, with exactly {@code env}. */
-    Spawned spawn(JobDirectory dir, List<String> command, Map<String, String> env, Path workDir) throws IOException;
+    /** Starts the wrapper {@code call} describes, its stdout and stderr appended to the job directory's logs. */
+    Spawned spawn(JobWrapper.Call call, JobDirectory dir) throws IOException;
 
     /** What it uses, for the agent's start message. */
     String description();
@@ -38,8 +39,8 @@ sealed interface JobSpawner {
     /** {@link PosixSpawn} with POSIX_SPAWN_SETSID, reaped by {@link ChildReaper}. */
     record Posix() implements JobSpawner {
         @Override
-        public Spawned spawn(JobDirectory dir, List<String> command, Map<String, String> env, Path workDir) throws IOException {
-            long pid = PosixSpawn.spawn(JobWrapper.commandLine(null, dir, command), env, workDir, dir.stdout(), dir.stderr());
+        public Spawned spawn(JobWrapper.Call call, JobDirectory dir) throws IOException {
+            long pid = PosixSpawn.spawn(call.argv(), call.env(), call.dir(), dir.stdout(), dir.stderr(), call.stdin());
             // looked up before the reaper starts: until it reaps, the child exists (at least as a zombie)
             Optional<ProcessHandle> handle = ProcessHandle.of(pid);
             CompletableFuture<Integer> exit = ChildReaper.exitOf(pid);
@@ -56,15 +57,25 @@ sealed interface JobSpawner {
     /** The JDK's ProcessBuilder, under {@code setsid} where there is one (null: the job has no session of its own). */
     record Jdk(String why, String setsid) implements JobSpawner {
         @Override
-        public Spawned spawn(JobDirectory dir, List<String> command, Map<String, String> env, Path workDir) throws IOException {
-            ProcessBuilder pb = new ProcessBuilder(JobWrapper.commandLine(setsid, dir, command))
-                    .directory(workDir.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+        public Spawned spawn(JobWrapper.Call call, JobDirectory dir) throws IOException {
+            List<String> argv = new ArrayList<>();
+            if (setsid != null) argv.add(setsid);
+            argv.addAll(call.argv());
+            ProcessBuilder pb = new ProcessBuilder(argv)
+                    .directory(call.dir().toFile())
+                    .redirectInput(call.stdin() == null ? ProcessBuilder.Redirect.from(new File("/dev/null")) : ProcessBuilder.Redirect.PIPE)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.stdout().toFile()))
                     .redirectError(ProcessBuilder.Redirect.appendTo(dir.stderr().toFile()));
             pb.environment().clear();
-            pb.environment().putAll(env);
+            pb.environment().putAll(call.env());
             Process p = pb.start();
+            if (call.stdin() != null) {
+                try (OutputStream in = p.getOutputStream()) {
+                    in.write(call.stdin());
+                } catch (IOException e) {
+                    // the wrapper ended before it read (it records why): the job is started and ends on its own
+                }
+            }
             return new Spawned(p.toHandle(), p.info().startInstant(), p.onExit().thenApply(Process::exitValue), setsid != null);
         }
 

@@ -1,55 +1,65 @@
 package io.gpupool.agent.run;
 
-import io.gpupool.agent.confine.AttemptCgroup;
-
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
- * The shell wrapper every job runs in: its script, the command line that starts it, and how an agent that
- * restarted recognises it again. A job runs as {@code sh -c WRAPPER gpupool-job JOBDIR COMMAND...} in a session of its
- * own ({@link JobSpawner}: posix_spawn with POSIX_SPAWN_SETSID, or {@code setsid} in front where ProcessBuilder starts
- * it); the wrapper writes its pid first and the command's exit code last into the job directory.
+ * The program every job runs in, between the agent and the job's command: it records its own pid first and the
+ * command's exit code last in the job directory (files {@code pid} and {@code exit}), joins the attempt's cgroups
+ * before the command starts, switches to the job's account where there is one, and outlives a stop long enough to
+ * record the end. The agent starts it in a session of its own ({@link JobSpawner}); an agent that restarts finds it
+ * again by its pid and its command line, which names the job directory ({@link #sameProcess}).
+ *
+ * <p>Two implementations write the same files, so an agent adopts the jobs of either: {@link NativeWrapper}, a small C
+ * program built with the agent (one exec of its own per job, with or without an account switch), and
+ * {@link ShellWrapper}, {@code sh} with util-linux's setpriv for the switch (three execs), where the native one
+ * was not built or cannot be installed.
  */
-final class JobWrapper {
-    /**
-     * The wrapper's first step where the attempt has cgroups: it writes its own pid into each group's cgroup.procs
-     * (from the job directory's record, "HIERARCHY CONTROLLERS DIR" per line) before the command starts, so every
-     * process of the job starts inside. It runs as the agent's user (root): the job's own identity, if any, applies to
-     * the command only. A group it cannot join stops the job before the command runs (exit 125, the group in
-     * {@code unconfined}).
-     */
-    static final String JOIN_CGROUPS = "if [ -f \"$d/" + AttemptCgroup.RECORD + "\" ]; then while read h c g; do "
-            + "echo $$ > \"$g/cgroup.procs\" || { echo \"$g\" > \"$d/unconfined\"; exit 125; }; done < \"$d/" + AttemptCgroup.RECORD + "\"; fi; ";
-    static final String UNCONFINED = "unconfined";
+sealed interface JobWrapper permits NativeWrapper, ShellWrapper {
+
+    /** The job directory's file naming a cgroup the wrapper could not join (the job did not run). */
+    String UNCONFINED = "unconfined";
 
     /**
-     * The wrapper: $1 is the job directory, the rest the command. "trap : TERM INT HUP" makes the shell wait
-     * for the command on a stop (a trapped signal runs only after the foreground command ends) while the
-     * command itself gets the default handling, so the exit code still gets written. Only builtins besides
-     * the command: a job costs no process of the agent's own beyond setsid and this shell. The exit code is a
-     * line; a write cut short (the shell killed mid-write) leaves no newline and is not taken.
+     * What the spawner starts: the program and its arguments, its own environment and directory, and what it reads
+     * on stdin (null: /dev/null).
      */
-    static final String WRAPPER = "d=$1; shift; echo $$ > \"$d/pid\"; " + JOIN_CGROUPS + "trap : TERM INT HUP; \"$@\"; rc=$?; "
-            + "echo $rc > \"$d/exit\"; exit $rc";
+    record Call(List<String> argv, Map<String, String> env, Path dir, byte[] stdin) {}
 
-    private JobWrapper() {}
+    /** The job's {@code command} with exactly {@code env}, in {@code workDir}, as the agent's own account. */
+    Call asAgent(JobDirectory dir, List<String> command, Map<String, String> env, Path workDir);
 
-    /** The command line that runs {@code command} in the wrapper for {@code dir}, under {@code setsid} where there is one. */
-    static List<String> commandLine(String setsid, JobDirectory dir, List<String> command) {
-        List<String> cmd = new ArrayList<>();
-        if (setsid != null) cmd.add(setsid);
-        cmd.addAll(List.of("/bin/sh", "-c", WRAPPER, "gpupool-job", dir.path().toString()));
-        cmd.addAll(command);
-        return cmd;
+    /**
+     * The job's {@code command} as {@code account} (with the supplementary {@code groups}, numeric), with exactly
+     * {@code env}, in {@code enterDir}, which the account enters itself (a directory it may not enter stays closed);
+     * nothing the job chose reaches what runs as root. The job's logs become the account's (0600) before the command
+     * runs, and with {@code makeWorkDir} a new directory {@link JobDirectory#work()} (0700).
+     */
+    Call asAccount(JobDirectory dir, List<String> command, Map<String, String> env, Path enterDir, boolean makeWorkDir,
+                   UnixAccount account, List<Integer> groups) throws IOException;
+
+    /** Why this wrapper cannot switch accounts on this node; null where it can (as root). */
+    String cannotSwitchReason();
+
+    /** What it is, for the agent's start message. */
+    String description();
+
+    /**
+     * The native wrapper where it was built for this machine and installs under {@code workDir}, else the shell
+     * wrapper (its description says why).
+     */
+    static JobWrapper forThisMachine(Path workDir) {
+        NativeWrapper.Installed n = NativeWrapper.install(workDir);
+        return n.wrapper() != null ? n.wrapper() : ShellWrapper.onThisMachine("the native wrapper " + n.whyNot());
     }
 
-    /** The recorded process, if it is still the same one: alive, started when recorded, running our wrapper for this directory. */
+    /** The recorded process, if it is still the same one: alive, started when recorded, running a wrapper for this directory. */
     static Optional<ProcessHandle> sameProcess(JobDirectory.ProcessRecord rec, JobDirectory dir) {
         return ProcessHandle.of(rec.pid()).filter(ProcessHandle::isAlive).filter(h -> {
             ProcessHandle.Info info = h.info();
@@ -67,8 +77,8 @@ final class JobWrapper {
 
     /** The setsid command on the search path (or in /usr/bin, /bin); null where there is none. */
     static String findSetsid() {
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
-            Path p = Path.of(dir.isEmpty() ? "." : dir, "setsid");
+        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+            Path p = Path.of(d.isEmpty() ? "." : d, "setsid");
             if (Files.isExecutable(p)) return p.toString();
         }
         for (String p : List.of("/usr/bin/setsid", "/bin/setsid")) if (Files.isExecutable(Path.of(p))) return p;

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -29,6 +31,30 @@ public record UnixAccount(String name, int uid, int gid, String home) {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while looking up account " + name, e);
+        }
+    }
+
+    /**
+     * The gids of this account's groups, its primary group among them, as login (initgroups) gives them: {@code id -G},
+     * which asks the C library's name service as {@code getent} does.
+     */
+    public List<Integer> groups() throws IOException {
+        Process p = new ProcessBuilder("id", "-G", "--", name).redirectErrorStream(true).start();
+        try {
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IOException("id -G " + name + " did not answer in 10 s");
+            }
+            if (p.exitValue() != 0) throw new IOException("id -G " + name + " failed (exit " + p.exitValue() + "): " + out);
+            List<Integer> gids = new ArrayList<>();
+            for (String g : out.split("\\s+")) gids.add(Integer.parseInt(g));
+            return List.copyOf(gids);
+        } catch (NumberFormatException e) {
+            throw new IOException("id -G " + name + " printed no list of gids", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while looking up the groups of " + name, e);
         }
     }
 

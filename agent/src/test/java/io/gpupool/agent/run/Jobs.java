@@ -5,6 +5,7 @@ import io.gpupool.agent.protocol.JobLaunch;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +16,17 @@ import java.util.function.BooleanSupplier;
 final class Jobs {
 
     private Jobs() {
+    }
+
+    /**
+     * The wrappers a runner with work directory {@code workDir} can use on this machine: the native one (installed
+     * there) and the shell one. CI builds the native one (it has a C compiler); elsewhere a build without one leaves it out.
+     */
+    static List<JobWrapper> wrappers(Path workDir) {
+        NativeWrapper.Installed n = NativeWrapper.install(workDir);
+        JobWrapper shell = ShellWrapper.onThisMachine("under test");
+        if (n.wrapper() == null && System.getenv("GPUPOOL_CI") != null) throw new AssertionError("the native wrapper " + n.whyNot());
+        return n.wrapper() == null ? List.of(shell) : List.of(n.wrapper(), shell);
     }
 
     /** A job that runs {@code script} under sh -c. */

@@ -1,0 +1,280 @@
+/*
+ * gpupool-jobwrap: the wrapper a gpupool agent runs every job in, as one small program instead of a shell that
+ * execs setpriv that execs env (io.gpupool.agent.run.NativeWrapper). It does what the shell wrapper does, in the same
+ * files of the job directory, so either agent adopts the other's jobs:
+ *
+ *   gpupool-jobwrap JOBDIR [--account UID GID GROUPS [--own-logs] [--own-dir DIR]] [--chdir DIR] -- COMMAND [ARG...]
+ *
+ *   1. reads the job's environment from stdin ("NAME=VALUE\0" entries, then one empty entry), then takes /dev/null
+ *      as stdin (the job's): the environment never appears in the command line other accounts can read, and nothing
+ *      the job chose reaches this program's own start-up while it runs as root;
+ *   2. writes its pid to JOBDIR/pid;
+ *   3. joins every cgroup listed in JOBDIR/cgroups ("HIERARCHY CONTROLLERS PATH" lines), so that all the job's
+ *      processes start inside (one it cannot join: its path in JOBDIR/unconfined, exit 125); hands the job's logs
+ *      (its stdout and stderr, --own-logs: mode 0600) and a new directory (--own-dir: mode 0700) to the account;
+ *   4. forks the command: with --account it drops every capability from the bounding and inheritable sets, takes the
+ *      supplementary groups GROUPS (comma-separated gids, possibly none), the gid and the uid (real, effective and
+ *      saved), then enters DIR as that account; the command gets exactly the environment read in step 1 (its PATH
+ *      finds the command, as `env -i` does);
+ *   5. waits for it, staying alive on SIGTERM, SIGINT and SIGHUP (the stop reaches the whole process group: the
+ *      command gets it, the wrapper outlives it to record its end), and writes its exit code (or 128 + the signal
+ *      that ended it) as one line to JOBDIR/exit, then exits with it.
+ *
+ * Exit codes of its own, before the command runs: 125 (its set-up failed: the reason on stderr, which is the job's
+ * log), 126 (the command cannot be executed), 127 (no such command), as env(1) uses them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SETUP_FAILED 125
+#define MAX_GROUPS 65536
+
+extern char **environ;
+
+static void fail(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gpupool-jobwrap: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    _exit(code);
+}
+
+/* The whole of descriptor fd, NUL-terminated after its end. */
+static char *read_all(int fd, size_t *len) {
+    size_t cap = 16384, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) fail(SETUP_FAILED, "out of memory");
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap + 1);
+            if (!buf) fail(SETUP_FAILED, "out of memory");
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r == 0) break;
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            fail(SETUP_FAILED, "cannot read the job's environment: %s", strerror(errno));
+        }
+        n += (size_t) r;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* The job's environment from stdin, as an envp; the agent ends it with an empty entry, so a cut one is refused. */
+static char **read_environment(void) {
+    size_t len;
+    char *buf = read_all(STDIN_FILENO, &len);
+    int null = open("/dev/null", O_RDONLY);
+    if (null < 0 || dup2(null, STDIN_FILENO) < 0) fail(SETUP_FAILED, "cannot open /dev/null: %s", strerror(errno));
+    if (null != STDIN_FILENO) close(null);
+    size_t count = 0;
+    int ended = 0;
+    for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
+        if (buf[i] == 0) {
+            ended = i + 1 == len;
+            break;
+        }
+        count++;
+    }
+    if (!ended) fail(SETUP_FAILED, "the job's environment was cut short (the agent stopped while starting it?)");
+    char **envp = calloc(count + 1, sizeof(char *));
+    if (!envp) fail(SETUP_FAILED, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; buf[i] != 0; i += strlen(buf + i) + 1) envp[k++] = buf + i;
+    return envp;
+}
+
+/* Writes text to path (created 0666 less the umask, as a shell's redirection does); 0, or errno. */
+static int write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) return errno;
+    size_t len = strlen(text);
+    ssize_t w = write(fd, text, len);
+    int err = w == (ssize_t) len ? 0 : (w < 0 ? errno : EIO);
+    close(fd);
+    return err;
+}
+
+static char *in_dir(const char *dir, const char *name) {
+    char *p;
+    if (asprintf(&p, "%s/%s", dir, name) < 0) fail(SETUP_FAILED, "out of memory");
+    return p;
+}
+
+/* Step 3: this process into each recorded cgroup, before anything of the job runs. */
+static void join_cgroups(const char *jobdir, pid_t self) {
+    char *record = in_dir(jobdir, "cgroups");
+    FILE *f = fopen(record, "re");
+    if (!f) {
+        if (errno == ENOENT) return;
+        fail(SETUP_FAILED, "cannot read %s: %s", record, strerror(errno));
+    }
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d\n", (int) self);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        if (line[n - 1] == '\n') line[--n] = 0;
+        char *p = line;
+        for (int field = 0; field < 2; field++) { /* HIERARCHY and CONTROLLERS; the path is the rest */
+            while (*p == ' ' || *p == '\t') p++;
+            while (*p && *p != ' ' && *p != '\t') p++;
+        }
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p == 0) continue;
+        char *procs = in_dir(p, "cgroup.procs");
+        int err = write_file(procs, pid);
+        if (err != 0) {
+            char *marker = in_dir(jobdir, "unconfined");
+            char *text;
+            if (asprintf(&text, "%s\n", p) >= 0) write_file(marker, text);
+            fail(SETUP_FAILED, "cannot join cgroup %s: %s", p, strerror(err));
+        }
+        free(procs);
+    }
+    fclose(f);
+    free(line);
+}
+
+static long number(const char *s, const char *what) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != 0 || v < 0 || v > INT_MAX) fail(SETUP_FAILED, "%s is not a number: '%s'", what, s);
+    return v;
+}
+
+/* Step 4, in the child: the account takes over. Every step is checked: a half-switched job must never run. */
+static void become(const char *uid_s, const char *gid_s, const char *groups_s) {
+    uid_t uid = (uid_t) number(uid_s, "the uid");
+    gid_t gid = (gid_t) number(gid_s, "the gid");
+    static gid_t groups[MAX_GROUPS];
+    size_t ngroups = 0;
+    char *list = strdup(groups_s);
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        if (ngroups == MAX_GROUPS) fail(SETUP_FAILED, "more than %d groups", MAX_GROUPS);
+        groups[ngroups++] = (gid_t) number(tok, "a group");
+    }
+    for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++) {
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) fail(SETUP_FAILED, "cannot drop capability %d: %s", cap, strerror(errno));
+    }
+    if (setgroups(ngroups, groups) != 0) fail(SETUP_FAILED, "setgroups: %s", strerror(errno));
+    if (setresgid(gid, gid, gid) != 0) fail(SETUP_FAILED, "setresgid %u: %s", (unsigned) gid, strerror(errno));
+    if (setresuid(uid, uid, uid) != 0) fail(SETUP_FAILED, "setresuid %u: %s", (unsigned) uid, strerror(errno));
+    /* a change of uid empties the permitted, effective and ambient sets, not the inheritable one */
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2] = {{0, 0, 0}, {0, 0, 0}};
+    if (syscall(SYS_capset, &header, data) != 0) fail(SETUP_FAILED, "capset: %s", strerror(errno));
+    if (uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) fail(SETUP_FAILED, "uid 0 could be regained after the switch");
+}
+
+/* Step 3's hand-over, as root: the logs through their open descriptors (no path to race), the directory made new. */
+static void hand_over(const char *uid_s, const char *gid_s, int logs, const char *dir) {
+    uid_t uid = (uid_t) number(uid_s, "the uid");
+    gid_t gid = (gid_t) number(gid_s, "the gid");
+    for (int fd = STDOUT_FILENO; logs && fd <= STDERR_FILENO; fd++) {
+        if (fchown(fd, uid, gid) != 0 || fchmod(fd, 0600) != 0) fail(SETUP_FAILED, "cannot give log %d to uid %u: %s", fd, (unsigned) uid, strerror(errno));
+    }
+    if (dir) {
+        if (mkdir(dir, 0700) != 0) fail(SETUP_FAILED, "cannot make %s: %s", dir, strerror(errno));
+        if (lchown(dir, uid, gid) != 0) fail(SETUP_FAILED, "cannot give %s to uid %u: %s", dir, (unsigned) uid, strerror(errno));
+    }
+}
+
+static void nothing(int sig) {
+    (void) sig;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) fail(SETUP_FAILED, "usage: gpupool-jobwrap JOBDIR [--account UID GID GROUPS] [--chdir DIR] -- COMMAND [ARG...]");
+    const char *jobdir = argv[1];
+    const char *uid = NULL, *gid = NULL, *groups = NULL, *chdir_to = NULL, *own_dir = NULL;
+    int own_logs = 0;
+    int i = 2;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--account") == 0 && i + 3 < argc) {
+            uid = argv[++i];
+            gid = argv[++i];
+            groups = argv[++i];
+        } else if (strcmp(argv[i], "--chdir") == 0 && i + 1 < argc) {
+            chdir_to = argv[++i];
+        } else if (strcmp(argv[i], "--own-dir") == 0 && i + 1 < argc) {
+            own_dir = argv[++i];
+        } else if (strcmp(argv[i], "--own-logs") == 0) {
+            own_logs = 1;
+        } else {
+            fail(SETUP_FAILED, "unknown option '%s'", argv[i]);
+        }
+    }
+    if (i + 1 >= argc) fail(SETUP_FAILED, "no command after --");
+    if ((own_logs || own_dir) && !uid) fail(SETUP_FAILED, "--own-logs and --own-dir need --account");
+    char **command = argv + i + 1;
+
+    char **job_env = read_environment();
+    pid_t self = getpid();
+    char pid_line[32];
+    snprintf(pid_line, sizeof pid_line, "%d\n", (int) self);
+    char *pid_file = in_dir(jobdir, "pid");
+    int err = write_file(pid_file, pid_line);
+    if (err != 0) fail(SETUP_FAILED, "cannot write %s: %s", pid_file, strerror(err));
+    join_cgroups(jobdir, self);
+    if (uid) hand_over(uid, gid, own_logs, own_dir);
+
+    /* a stop that arrives between the fork and the handlers must not be lost by either side */
+    sigset_t stops, old;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stops, &old);
+    pid_t child = fork();
+    if (child < 0) fail(SETUP_FAILED, "fork: %s", strerror(errno));
+    if (child == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (uid) become(uid, gid, groups);
+        if (chdir_to && chdir(chdir_to) != 0) fail(SETUP_FAILED, "cannot enter %s: %s", chdir_to, strerror(errno));
+        environ = job_env;
+        execvp(command[0], command);
+        fail(errno == ENOENT ? 127 : 126, "cannot run '%s': %s", command[0], strerror(errno));
+    }
+    struct sigaction stay = {0};
+    stay.sa_handler = nothing;
+    sigemptyset(&stay.sa_mask);
+    sigaction(SIGTERM, &stay, NULL);
+    sigaction(SIGINT, &stay, NULL);
+    sigaction(SIGHUP, &stay, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+
+    int status;
+    while (waitpid(child, &status, 0) < 0) {
+        if (errno != EINTR) fail(SETUP_FAILED, "waitpid: %s", strerror(errno));
+    }
+    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    char rc_line[16];
+    snprintf(rc_line, sizeof rc_line, "%d\n", rc);
+    char *exit_file = in_dir(jobdir, "exit");
+    err = write_file(exit_file, rc_line);
+    if (err != 0) fprintf(stderr, "gpupool-jobwrap: cannot write %s: %s\n", exit_file, strerror(err));
+    return rc;
+}
