@@ -76,6 +76,13 @@ public final class JobStartBench {
         // a job under its own account enters its work directory through this one
         Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwx--x--x"));
         RunnerConfig config = RunnerConfig.defaults(work).withAccounts(account, false);
+        String wrapper = System.getProperty("gpupool.bench.wrapper");
+        if (wrapper != null) {
+            // by reflection: agents before the choice existed (--ref) compile this bench too, and run it without the property
+            Class<?> choice = Class.forName("io.gpupool.agent.run.RunnerConfig$WrapperChoice");
+            Object value = choice.getMethod("valueOf", String.class).invoke(null, wrapper.toUpperCase(java.util.Locale.ROOT));
+            config = (RunnerConfig) RunnerConfig.class.getMethod("withWrapper", choice).invoke(config, value);
+        }
         JobRunner.Listener quiet = new JobRunner.Listener() {
             public void started(RunningJob job) {}
 

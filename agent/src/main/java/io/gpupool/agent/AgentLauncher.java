@@ -40,10 +40,12 @@ public final class AgentLauncher {
      * @param unboundAccount the Unix account of jobs that name none, when the agent is root (null: the agent's own)
      * @param allowRootJobs  whether a job may run with uid 0
      * @param confine        the jobs' cgroups (null: none, as in-process agents of the demo and the tests run)
+     * @param wrapper        which program jobs run in (null: the native wrapper where there is one, else the shell's)
      */
     public record Options(String server, String joinToken, String nodeName, Path workDir, GpuBackends.Options gpus,
                           Duration reportInterval, Duration killGrace, RunnerConfig.MemoryPolicy memoryPolicy, boolean fence,
-                          String version, Path ca, String unboundAccount, boolean allowRootJobs, Confinement.Settings confine) {
+                          String version, Path ca, String unboundAccount, boolean allowRootJobs, Confinement.Settings confine,
+                          RunnerConfig.WrapperChoice wrapper) {
         public Options {
             if (confine == null) confine = Confinement.Settings.off();
             if (nodeName == null || nodeName.isBlank()) nodeName = LocalNode.hostname();
@@ -59,22 +61,22 @@ public final class AgentLauncher {
         /** Fake GPUs ({@code 8xA100-80GB,...}) and defaults for everything else: the demo's and the tests' agents. */
         public static Options fake(String server, String joinToken, String nodeName, Path workDir, String fakeGpus) {
             return new Options(server, joinToken, nodeName, workDir, new GpuBackends.Options(null, null, null, fakeGpus, null),
-                    Duration.ofSeconds(5), RunnerConfig.DEFAULT_KILL_GRACE, RunnerConfig.MemoryPolicy.KILL, true, "dev", null, null, false, null);
+                    Duration.ofSeconds(5), RunnerConfig.DEFAULT_KILL_GRACE, RunnerConfig.MemoryPolicy.KILL, true, "dev", null, null, false, null, null);
         }
 
         public Options withKillGrace(Duration d) {
             return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, d, memoryPolicy, fence, version, ca,
-                    unboundAccount, allowRootJobs, confine);
+                    unboundAccount, allowRootJobs, confine, wrapper);
         }
 
         public Options withCa(Path file) {
             return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, killGrace, memoryPolicy, fence, version, file,
-                    unboundAccount, allowRootJobs, confine);
+                    unboundAccount, allowRootJobs, confine, wrapper);
         }
 
         public Options withUnboundAccount(String account) {
             return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, killGrace, memoryPolicy, fence, version, ca,
-                    account, allowRootJobs, confine);
+                    account, allowRootJobs, confine, wrapper);
         }
     }
 
@@ -104,7 +106,7 @@ public final class AgentLauncher {
         NodeAgent.Config config = NodeAgent.Config.defaults(o.nodeName(), o.workDir())
                 .withReportInterval(o.reportInterval())
                 .withRunner(RunnerConfig.defaults(o.workDir()).withKillGrace(o.killGrace()).withMemoryPolicy(o.memoryPolicy())
-                        .withAccounts(o.unboundAccount(), o.allowRootJobs()))
+                        .withAccounts(o.unboundAccount(), o.allowRootJobs()).withWrapper(o.wrapper()))
                 .withFence(o.fence())
                 .withAgentVersion(o.version())
                 .withConfine(o.confine());

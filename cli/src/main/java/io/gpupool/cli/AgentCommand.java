@@ -73,6 +73,11 @@ public final class AgentCommand implements Callable<Integer> {
         return env == null || env.isBlank() ? null : Path.of(env);
     }
 
+    @Option(names = "--job-wrapper", defaultValue = "auto", paramLabel = "KIND",
+            description = "The program every job runs in: native (gpupool-jobwrap, built with gpupool where a C compiler was at hand), "
+                    + "shell (sh, with setpriv to switch accounts), or auto: native where there is one (default: ${DEFAULT-VALUE}).")
+    String jobWrapper;
+
     @Option(names = "--no-confine", description = "Run jobs without cgroups (default: one cgroup per attempt with its host CPU and "
             + "memory, a pids limit and only its GPUs' device nodes; needs root, else jobs run unconfined and the node says why).")
     boolean noConfine;
@@ -97,13 +102,19 @@ public final class AgentCommand implements Callable<Integer> {
         };
         if (!(killGraceSec >= 0 && killGraceSec <= 3600)) throw new SpecException("--kill-grace", "kill-grace", "must be in 0..3600 seconds");
         if (jobPidsMax < 0) throw new SpecException("--job-pids-max", "job-pids-max", "must be >= 0 (0: no limit)");
+        RunnerConfig.WrapperChoice wrapper = switch (jobWrapper.toLowerCase(java.util.Locale.ROOT)) {
+            case "auto" -> RunnerConfig.WrapperChoice.AUTO;
+            case "native" -> RunnerConfig.WrapperChoice.NATIVE;
+            case "shell" -> RunnerConfig.WrapperChoice.SHELL;
+            default -> throw new SpecException("--job-wrapper", "job-wrapper", "must be auto, native or shell, got '" + jobWrapper + "'");
+        };
         if (fakeDeviceDir != null && discovery.fakeGpus == null) throw new SpecException("--fake-device-dir", "fake-device-dir", "only works with --fake-gpus");
         Confinement.Settings confine = new Confinement.Settings(!noConfine, jobPidsMax,
                 fakeDeviceDir == null ? null : fakeDeviceDir.toAbsolutePath());
         AgentLauncher.Options o = new AgentLauncher.Options(server, t, nodeName, workDir,
                 discovery.backendOptions(null), Duration.ofSeconds(5),
                 Duration.ofMillis(Math.round(killGraceSec * 1000)), policy, !noFence, BuildInfo.current().describe(), caFile(), unboundUser,
-                allowRootJobs, confine);
+                allowRootJobs, confine, wrapper);
         PrintWriter out = spec.commandLine().getOut();
         NodeAgent agent;
         try {

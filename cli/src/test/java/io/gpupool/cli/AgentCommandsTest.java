@@ -81,12 +81,22 @@ class AgentCommandsTest {
     }
 
     @Test
-    void the_agent_command_refuses_bad_settings_with_the_option_named() {
+    void the_agent_command_refuses_bad_settings_with_the_option_named() throws Exception {
         Cli.Result noToken = Cli.run("agent", "--server", "http://127.0.0.1:9", "--fake-gpus", "1xT4", "--work-dir", dir.toString());
         Cli.assertRefused(noToken, "token");
         Cli.Result badPolicy = Cli.run("agent", "--server", "http://127.0.0.1:9", "--token", "t", "--fake-gpus", "1xT4",
                 "--memory-policy", "ignore", "--work-dir", dir.toString());
         Cli.assertRefused(badPolicy, "memory-policy");
+        Cli.Result badWrapper = Cli.run("agent", "--server", "http://127.0.0.1:9", "--token", "t", "--fake-gpus", "1xT4",
+                "--job-wrapper", "bash", "--work-dir", dir.toString());
+        Cli.assertRefused(badWrapper, "job-wrapper");
+        // the native wrapper asked for where it cannot be installed: a work directory any account may rename
+        Path shared = Files.createDirectories(dir.resolve("shared"));
+        Files.setPosixFilePermissions(shared, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        Cli.Result noNative = Cli.run("agent", "--server", "http://127.0.0.1:9", "--token", "t", "--fake-gpus", "1xT4",
+                "--job-wrapper", "native", "--work-dir", shared.resolve("agent").toString());
+        Cli.assertRefused(noNative, "job-wrapper");
+        assertThat(noNative.err()).contains("may be written by other accounts");
         Cli.Result badGpus = Cli.run("agent", "--server", "http://127.0.0.1:9", "--token", "t", "--fake-gpus", "8xB200", "--work-dir", dir.toString());
         assertThat(badGpus.exitCode()).isEqualTo(2);
         assertThat(badGpus.err()).contains("--fake-gpus");

@@ -97,7 +97,7 @@ public final class JobRunner implements GpuLoad, AutoCloseable {
     }
 
     public JobRunner(RunnerConfig config, List<GpuInfo> gpus, Listener listener, Confinement confinement) throws IOException {
-        this(config, gpus, listener, confinement, JobSpawner.forThisMachine(), JobWrapper.forThisMachine(config.workDir()));
+        this(config, gpus, listener, confinement, JobSpawner.forThisMachine(), JobWrapper.forThisMachine(config.workDir(), config.wrapper()));
     }
 
     JobRunner(RunnerConfig config, List<GpuInfo> gpus, Listener listener, Confinement confinement, JobSpawner spawner,

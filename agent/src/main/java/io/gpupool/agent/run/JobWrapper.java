@@ -1,5 +1,7 @@
 package io.gpupool.agent.run;
 
+import io.gpupool.model.SpecException;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,12 +53,17 @@ sealed interface JobWrapper permits NativeWrapper, ShellWrapper {
     String description();
 
     /**
-     * The native wrapper where it was built for this machine and installs under {@code workDir}, else the shell
-     * wrapper (its description says why).
+     * The wrapper {@code choice} names, the native one installed under {@code workDir}; for AUTO the native one where
+     * it was built for this machine and installs there, else the shell wrapper (its description says why).
+     *
+     * @throws SpecException where NATIVE was chosen and cannot be had (the reason)
      */
-    static JobWrapper forThisMachine(Path workDir) {
+    static JobWrapper forThisMachine(Path workDir, RunnerConfig.WrapperChoice choice) {
+        if (choice == RunnerConfig.WrapperChoice.SHELL) return ShellWrapper.onThisMachine("chosen: --job-wrapper shell");
         NativeWrapper.Installed n = NativeWrapper.install(workDir);
-        return n.wrapper() != null ? n.wrapper() : ShellWrapper.onThisMachine("the native wrapper " + n.whyNot());
+        if (n.wrapper() != null) return n.wrapper();
+        if (choice == RunnerConfig.WrapperChoice.NATIVE) throw new SpecException("--job-wrapper native", "job-wrapper", "the native job wrapper " + n.whyNot());
+        return ShellWrapper.onThisMachine("the native wrapper " + n.whyNot());
     }
 
     /** The recorded process, if it is still the same one: alive, started when recorded, running a wrapper for this directory. */

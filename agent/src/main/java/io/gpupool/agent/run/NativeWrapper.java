@@ -115,14 +115,15 @@ record NativeWrapper(Path program) implements JobWrapper {
     }
 
     /**
-     * {@code dir}, created 0700 where it is missing; refused where another account owns it or may write to it, or to
-     * the directory it is in (a program root runs must not be replaceable by anyone else).
+     * {@code dir}, created 0700 where it is missing; refused where an account other than root and the agent's may
+     * replace it or any directory above it (as sshd's StrictModes checks a key's path): each must belong to one of the
+     * two and be writable by no one else, or be sticky like /tmp, where no one else may rename what is not theirs.
      */
     private static Path privateDirectory(Path dir) throws IOException {
         Path parent = dir.toAbsolutePath().getParent();
-        if (writableByOthers(parent, true)) throw new IOException(parent + " may be written by other accounts");
+        Files.createDirectories(parent);
+        for (Path p = parent.toRealPath(); p != null; p = p.getParent()) safeFromOthers(p, true);
         if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-            Files.createDirectories(parent);
             try {
                 Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             } catch (java.nio.file.FileAlreadyExistsException e) {
@@ -130,19 +131,17 @@ record NativeWrapper(Path program) implements JobWrapper {
             }
         }
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) throw new IOException(dir + " is not a directory");
-        if (writableByOthers(dir, false)) throw new IOException(dir + " may be written by other accounts");
+        safeFromOthers(dir, false);
         return dir;
     }
 
-    /**
-     * Whether an account other than this process's may change what {@code p} holds (its owner, or group/other write
-     * bits); {@code follow}: of what a link points to (the work directory may be a link, the bin directory not).
-     */
-    private static boolean writableByOthers(Path p, boolean follow) throws IOException {
-        LinkOption[] how = follow ? new LinkOption[0] : new LinkOption[]{LinkOption.NOFOLLOW_LINKS};
-        int owner = (Integer) Files.getAttribute(p, "unix:uid", how);
-        int mode = (Integer) Files.getAttribute(p, "unix:mode", how);
-        return owner != UnixAccount.effectiveUid() || (mode & 0022) != 0;
+    /** Refuses {@code p} where another account than root and this process's owns it or may write to it (sticky: allowed where asked). */
+    private static void safeFromOthers(Path p, boolean stickyWillDo) throws IOException {
+        int owner = (Integer) Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        int mode = (Integer) Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+        if (owner != 0 && owner != UnixAccount.effectiveUid()) throw new IOException(p + " belongs to another account (uid " + owner + ")");
+        boolean sticky = (mode & 01000) != 0;
+        if ((mode & 0022) != 0 && !(stickyWillDo && sticky)) throw new IOException(p + " may be written by other accounts");
     }
 
     private static byte[] sha256(byte[] bytes) {

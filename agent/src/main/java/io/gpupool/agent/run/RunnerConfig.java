@@ -17,9 +17,20 @@ import java.util.List;
  * @param unboundAccount      the Unix account of jobs that name none, when the agent is root (null: the agent's own;
  *                            only agents embedded in tests leave it null: {@code gpupool agent} sets nobody)
  * @param allowRootJobs       whether a job may run with uid 0, under any account name
+ * @param wrapper             which job wrapper runs the jobs (null: {@link WrapperChoice#AUTO})
  */
 public record RunnerConfig(Path workDir, Duration killGrace, MemoryPolicy memoryPolicy, long memoryAllowanceMib,
-                           List<String> passThroughEnv, String unboundAccount, boolean allowRootJobs) {
+                           List<String> passThroughEnv, String unboundAccount, boolean allowRootJobs, WrapperChoice wrapper) {
+
+    /** Which program every job runs in ({@link JobWrapper}). */
+    public enum WrapperChoice {
+        /** The native wrapper where it was built and can be installed, else the shell wrapper (the start message says why). */
+        AUTO,
+        /** The native wrapper, or the agent does not start. */
+        NATIVE,
+        /** The shell wrapper (sh, with setpriv to switch accounts). */
+        SHELL
+    }
 
     /** What to do when a job exceeds its GPU memory grant. */
     public enum MemoryPolicy {
@@ -38,27 +49,32 @@ public record RunnerConfig(Path workDir, Duration killGrace, MemoryPolicy memory
         if (memoryPolicy == null) memoryPolicy = MemoryPolicy.KILL;
         if (memoryAllowanceMib < 0) memoryAllowanceMib = 0;
         passThroughEnv = passThroughEnv == null ? JobEnvironment.DEFAULT_PASS_THROUGH : List.copyOf(passThroughEnv);
+        if (wrapper == null) wrapper = WrapperChoice.AUTO;
     }
 
     /** Defaults: 10 s grace, kill on memory overuse with a 512 MiB allowance. */
     public static RunnerConfig defaults(Path workDir) {
-        return new RunnerConfig(workDir, DEFAULT_KILL_GRACE, MemoryPolicy.KILL, DEFAULT_MEMORY_ALLOWANCE_MIB, null, null, false);
+        return new RunnerConfig(workDir, DEFAULT_KILL_GRACE, MemoryPolicy.KILL, DEFAULT_MEMORY_ALLOWANCE_MIB, null, null, false, WrapperChoice.AUTO);
     }
 
     public RunnerConfig withKillGrace(Duration grace) {
-        return new RunnerConfig(workDir, grace, memoryPolicy, memoryAllowanceMib, passThroughEnv, unboundAccount, allowRootJobs);
+        return new RunnerConfig(workDir, grace, memoryPolicy, memoryAllowanceMib, passThroughEnv, unboundAccount, allowRootJobs, wrapper);
     }
 
     public RunnerConfig withMemoryPolicy(MemoryPolicy policy) {
-        return new RunnerConfig(workDir, killGrace, policy, memoryAllowanceMib, passThroughEnv, unboundAccount, allowRootJobs);
+        return new RunnerConfig(workDir, killGrace, policy, memoryAllowanceMib, passThroughEnv, unboundAccount, allowRootJobs, wrapper);
     }
 
     public RunnerConfig withMemoryAllowanceMib(long mib) {
-        return new RunnerConfig(workDir, killGrace, memoryPolicy, mib, passThroughEnv, unboundAccount, allowRootJobs);
+        return new RunnerConfig(workDir, killGrace, memoryPolicy, mib, passThroughEnv, unboundAccount, allowRootJobs, wrapper);
     }
 
     /** Jobs that name no account run as {@code unbound} (on a root agent); uid 0 only with {@code allowRoot}. */
     public RunnerConfig withAccounts(String unbound, boolean allowRoot) {
-        return new RunnerConfig(workDir, killGrace, memoryPolicy, memoryAllowanceMib, passThroughEnv, unbound, allowRoot);
+        return new RunnerConfig(workDir, killGrace, memoryPolicy, memoryAllowanceMib, passThroughEnv, unbound, allowRoot, wrapper);
+    }
+
+    public RunnerConfig withWrapper(WrapperChoice choice) {
+        return new RunnerConfig(workDir, killGrace, memoryPolicy, memoryAllowanceMib, passThroughEnv, unboundAccount, allowRootJobs, choice);
     }
 }

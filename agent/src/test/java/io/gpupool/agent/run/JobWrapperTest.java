@@ -106,14 +106,26 @@ class JobWrapperTest {
     @Test
     void a_place_other_accounts_may_write_to_gets_no_native_wrapper_and_jobs_run_in_the_shell_one() throws Exception {
         nativeWrapper(work); // built: the refusals below are about the place, not a missing program
-        Path open = Files.createDirectories(work.resolve("open"));
-        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        // a work directory of the agent's own, in a directory any account may rename it in
+        Path shared = Files.createDirectories(work.resolve("shared"));
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
+        Path open = Files.createDirectories(shared.resolve("agent"));
         NativeWrapper.Installed n = NativeWrapper.install(open);
         assertThat(n.wrapper()).isNull();
-        assertThat(n.whyNot()).contains(open.toString(), "may be written by other accounts");
-        JobWrapper chosen = JobWrapper.forThisMachine(open);
+        assertThat(n.whyNot()).contains(shared.toString(), "may be written by other accounts");
+        assertThat(open.resolve("bin")).as("nothing made there").doesNotExist();
+        // sticky, as /tmp is: no other account may rename what is the agent's
+        Files.setAttribute(shared, "unix:mode", 01777);
+        assertThat(NativeWrapper.install(open).whyNot()).isNull();
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
+        JobWrapper chosen = JobWrapper.forThisMachine(open, RunnerConfig.WrapperChoice.AUTO);
         assertThat(chosen).isInstanceOf(ShellWrapper.class);
         assertThat(chosen.description()).contains("may be written by other accounts");
+        // an agent told to use the native wrapper does not start without it, and says why
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> JobWrapper.forThisMachine(open, RunnerConfig.WrapperChoice.NATIVE)))
+                .isInstanceOf(io.gpupool.model.SpecException.class).hasMessageContaining("native job wrapper").hasMessageContaining("may be written by other accounts");
+        assertThat(JobWrapper.forThisMachine(work, RunnerConfig.WrapperChoice.NATIVE)).isInstanceOf(NativeWrapper.class);
+        assertThat(JobWrapper.forThisMachine(work, RunnerConfig.WrapperChoice.SHELL)).isInstanceOf(ShellWrapper.class);
 
         Path groupBin = Files.createDirectories(work.resolve("group"));
         Files.createDirectory(groupBin.resolve("bin"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxrwx---")));
