@@ -2,13 +2,14 @@
 # CPU per job start of the node agent's JobRunner, from start() until the end is recorded, and jobs/s (issue 16,
 # docs/benchmarks.md "Agent job start"): bench/agent-start/JobStartBench.java against the agent of REF.
 #   bench/job-start.sh [--ref REF] [--jobs N (300)] [--rounds R (3)] [--account NAME|none (none)] [--in DIR (/tmp)]
-#                      [--wrapper auto|native|shell (the agent's default)] [-- COMMAND... (/bin/true)]
+#                      [--wrapper auto|native|shell (the agent's default)] [--confine] [-- COMMAND... (/bin/true)]
+# --confine: cgroups per attempt as a root agent makes them (the node's groups under "jobstartbench").
 # REF: a commit to measure instead of the working tree (e.g. e19ce7f, main's runner before issue 16); it is exported
 # with git archive into a temporary directory and built there (offline), the working tree is left alone. DIR: where the
 # job directories go (e.g. /dev/shm, a tmpfs, to leave out the disk file system's cost of creating their files).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ref="" jobs=300 rounds=3 account=none in=/tmp wrapper=()
+ref="" jobs=300 rounds=3 account=none in=/tmp wrapper=() confine=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --ref) ref="$2"; shift ;;
@@ -17,6 +18,7 @@ while [ $# -gt 0 ]; do
     --account) account="$2"; shift ;;
     --in) in="$2"; shift ;;
     --wrapper) wrapper=(-Dgpupool.bench.wrapper="$2"); shift ;;
+    --confine) confine=(-Dgpupool.bench.confine=true) ;;
     --) shift; break ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -43,4 +45,4 @@ work=$(mktemp -d -p "$in")
 trap 'rm -rf "$tmp" "$work"' EXIT
 chmod 711 "$work"
 echo "job directories in $work ($(stat -f -c %T "$work"))"
-java -cp "$tmp/classes:$cp" --enable-native-access=ALL-UNNAMED "${wrapper[@]}" JobStartBench "$work/work" "$jobs" "$rounds" "$account" "$@"
+java -cp "$tmp/classes:$cp" --enable-native-access=ALL-UNNAMED "${wrapper[@]}" "${confine[@]}" JobStartBench "$work/work" "$jobs" "$rounds" "$account" "$@"

@@ -92,7 +92,13 @@ public final class JobStartBench {
         };
         System.out.printf("job start bench: %d jobs per round, command %s, account %s; %d cores; load average %s%n",
                 jobs, command, account == null ? "(the agent's)" : account, Runtime.getRuntime().availableProcessors(), loadAverage());
-        JobRunner runner = new JobRunner(config, List.of(), quiet);
+        // -Dgpupool.bench.confine=true: cgroups per attempt, as a root `gpupool agent` makes them (no GPU: no device rule)
+        boolean confine = Boolean.getBoolean("gpupool.bench.confine");
+        io.gpupool.agent.confine.Confinement confinement = confine
+                ? io.gpupool.agent.confine.Confinement.start(io.gpupool.agent.confine.Confinement.Settings.on(), "jobstartbench", 0)
+                : io.gpupool.agent.confine.Confinement.off("not asked (-Dgpupool.bench.confine=true)", io.gpupool.agent.confine.DeviceNodes.system());
+        System.out.println("confinement: " + confinement);
+        JobRunner runner = new JobRunner(config, List.of(), quiet, confinement);
         System.out.println("job start: " + runner.spawnMethod());
         int next = 0;
         for (int r = 0; r <= rounds; r++) {
