@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The cgroup(s) of one attempt: one directory in every hierarchy the node uses (v2 and, on a v1 or hybrid node, each v1
- * hierarchy), made before the job starts, with its limits written; the job's wrapper shell joins them as its first
+ * hierarchy), made before the job starts, with its limits written; the job's wrapper joins them as its first
  * step (so everything the job forks is inside, whatever session or process group it makes); after the job they are
  * emptied (cgroup.kill, else the v1 freezer) and removed.
  *

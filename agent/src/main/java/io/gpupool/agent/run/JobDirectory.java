@@ -21,10 +21,10 @@ import java.util.Optional;
  * <pre>
  *   launch.json    the JobLaunch, written before the process starts
  *   process.json   pid and start time of the process, written right after it started
- *   pid            written by the job's wrapper shell as its first act (covers a crash between the two above)
+ *   pid            written by the job's wrapper as its first act (covers a crash between the two above)
  *   stdout.log     the job's standard output, written by the job directly (no agent in between)
  *   stderr.log     its standard error
- *   exit           the command's exit code, written by the wrapper shell when the command ends
+ *   exit           the command's exit code, written by the wrapper when the command ends
  *   outcome.json   the JobEnd, written by the agent when it has seen the end; marks the attempt done
  *   work/          the command's working directory when the job names none and runs as its own account
  * </pre>

@@ -34,9 +34,9 @@ import java.util.stream.Collectors;
 /**
  * Starts, watches and stops the processes of jobs on this node.
  *
- * <p>A job runs in {@link JobWrapper}, {@code sh -c WRAPPER gpupool-job JOBDIR COMMAND...}, started by {@link JobSpawner} as
+ * <p>A job runs in a {@link JobWrapper} (the native {@code gpupool-jobwrap}, or a shell), started by {@link JobSpawner} as
  * the leader of a new session and process group (posix_spawn with POSIX_SPAWN_SETSID, or setsid under the JDK's
- * ProcessBuilder where libc lacks it), so stopping it reaches every process it forked; the wrapper shell
+ * ProcessBuilder where libc lacks it), so stopping it reaches every process it forked; the wrapper
  * writes its pid first and the command's exit code last into the job directory, so an agent that restarts
  * while the job runs can re-adopt it and still learn how it ended. The job writes its output straight into
  * the job directory's log files; nothing passes through the agent, so a busy or restarting agent never

@@ -8,7 +8,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One attempt whose process runs (or is being stopped). The process is the job's wrapper shell, leader of
+ * One attempt whose process runs (or is being stopped). The process is the job's wrapper, leader of
  * its own session and process group; {@code exitValue} is present when this agent process started (and reaps) it,
  * and absent when it was re-adopted after an agent restart (then only the pid and its start time tie it to the job).
  */
