@@ -20,6 +20,9 @@
  *      command gets it, the wrapper outlives it to record its end), and writes its exit code (or 128 + the signal
  *      that ended it) as one line to JOBDIR/exit, then exits with it.
  *
+ * `gpupool-jobwrap --version` prints its name and protocol version (the agent runs it once at install, so a program
+ * that cannot run on this machine is never given a job).
+ *
  * Exit codes of its own, before the command runs: 125 (its set-up failed: the reason on stderr, which is the job's
  * log), 126 (the command cannot be executed), 127 (no such command), as env(1) uses them.
  */
@@ -207,6 +210,10 @@ static void nothing(int sig) {
 }
 
 int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        puts("gpupool-jobwrap 1");
+        return 0;
+    }
     if (argc < 4) fail(SETUP_FAILED, "usage: gpupool-jobwrap JOBDIR [--account UID GID GROUPS] [--chdir DIR] -- COMMAND [ARG...]");
     const char *jobdir = argv[1];
     const char *uid = NULL, *gid = NULL, *groups = NULL, *chdir_to = NULL, *own_dir = NULL;

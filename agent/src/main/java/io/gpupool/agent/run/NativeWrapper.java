@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -97,6 +98,14 @@ record NativeWrapper(Path program) implements JobWrapper {
         } catch (IOException e) {
             return new Installed(null, "cannot be read from the agent's jar: " + e.getMessage());
         }
+        return install(workDir, program);
+    }
+
+    /**
+     * Installs {@code program} under {@code workDir}/bin and runs it once ({@code --version}): one built for another
+     * machine (a bundle moved to an older C library, where it was linked dynamically) is found here, not by a job.
+     */
+    static Installed install(Path workDir, byte[] program) {
         try {
             Path bin = privateDirectory(workDir.resolve("bin"));
             Path target = bin.resolve(NAME + "-" + HexFormat.of().formatHex(sha256(program), 0, 8));
@@ -108,9 +117,27 @@ record NativeWrapper(Path program) implements JobWrapper {
             try (DirectoryStream<Path> old = Files.newDirectoryStream(bin, NAME + "-*")) {
                 for (Path p : old) if (!p.equals(target)) Files.deleteIfExists(p);
             }
-            return new Installed(new NativeWrapper(target), null);
+            String whyNot = runsHere(target);
+            return whyNot == null ? new Installed(new NativeWrapper(target), null) : new Installed(null, whyNot);
         } catch (IOException e) {
             return new Installed(null, "cannot be installed: " + e.getMessage());
+        }
+    }
+
+    /** Null where {@code program --version} answers as this wrapper; else why not. */
+    private static String runsHere(Path program) throws IOException {
+        Process p = new ProcessBuilder(program.toString(), "--version").redirectErrorStream(true).start();
+        try {
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return "does not answer on this machine (" + program + " --version ran 10 s)";
+            }
+            if (p.exitValue() == 0 && out.startsWith(NAME + " ")) return null;
+            return "cannot run on this machine (" + program + " --version: exit " + p.exitValue() + (out.isEmpty() ? "" : ", " + out) + ")";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "was not checked (interrupted)";
         }
     }
 

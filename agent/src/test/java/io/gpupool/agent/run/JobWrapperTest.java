@@ -104,6 +104,17 @@ class JobWrapperTest {
     }
 
     @Test
+    void a_program_that_does_not_run_on_this_machine_is_never_given_a_job() throws Exception {
+        nativeWrapper(work); // built: this is about a copy that cannot run here (a bundle moved to another C library)
+        byte[] broken = "#!/bin/sh\necho 'error while loading shared libraries: libc.so.6: version GLIBC_2.99 not found' >&2; exit 127\n"
+                .getBytes(StandardCharsets.UTF_8);
+        Path other = Files.createDirectories(work.resolve("other"));
+        NativeWrapper.Installed n = NativeWrapper.install(other, broken);
+        assertThat(n.wrapper()).isNull();
+        assertThat(n.whyNot()).contains("cannot run on this machine", "exit 127", "GLIBC_2.99");
+    }
+
+    @Test
     void a_place_other_accounts_may_write_to_gets_no_native_wrapper_and_jobs_run_in_the_shell_one() throws Exception {
         nativeWrapper(work); // built: the refusals below are about the place, not a missing program
         // a work directory of the agent's own, in a directory any account may rename it in
