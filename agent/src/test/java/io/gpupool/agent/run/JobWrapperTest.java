@@ -150,6 +150,29 @@ class JobWrapperTest {
     }
 
     @Test
+    void an_environment_larger_than_a_pipe_holds_reaches_the_job_whole() throws Exception {
+        // a pipe holds 64 KiB: the agent writes the rest while the wrapper reads (one string may be up to 128 KiB)
+        String big = "x".repeat(100_000);
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < 3; i++) env.put("JOB_BIG_" + i, big + i);
+        // as the agent's account, and (as root) as nobody: the shell wrapper then reads it on stdin too
+        Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwx--x--x"));
+        List<String> accounts = UnixAccount.effectiveUid() == 0 ? java.util.Arrays.asList(null, "nobody") : java.util.Collections.singletonList(null);
+        for (String account : accounts) {
+            for (JobWrapper w : Jobs.wrappers(work)) {
+                runner = new JobRunner(RunnerConfig.defaults(work).withAccounts(account, false), List.of(), new RecordingListener(),
+                        Confinement.off("not in this test", DeviceNodes.system()), JobSpawner.forThisMachine(), w);
+                RunningJob job = started(runner.start(new io.gpupool.agent.protocol.JobLaunch("big-" + (w instanceof NativeWrapper) + "-" + account, 0,
+                        List.of("sh", "-c", "printf '%s' \"$JOB_BIG_0$JOB_BIG_1$JOB_BIG_2\" | wc -c"), env, null, List.of())));
+                String which = w.description() + ", as " + account;
+                assertThat(await(job).exitCode()).as(which).isZero();
+                assertThat(Files.readString(job.directory().stdout()).strip()).as(which).isEqualTo(Integer.toString(3 * 100_001));
+                runner.close();
+            }
+        }
+    }
+
+    @Test
     void an_environment_cut_short_runs_nothing() throws Exception {
         Path jobDir = Files.createDirectories(work.resolve("job"));
         Path marker = work.resolve("ran");
