@@ -169,9 +169,7 @@ static long number(const char *s, const char *what) {
 }
 
 /* Step 4, in the child: the account takes over. Every step is checked: a half-switched job must never run. */
-static void become(const char *uid_s, const char *gid_s, const char *groups_s) {
-    uid_t uid = (uid_t) number(uid_s, "the uid");
-    gid_t gid = (gid_t) number(gid_s, "the gid");
+static void become(uid_t uid, gid_t gid, const char *groups_s) {
     static gid_t groups[MAX_GROUPS];
     size_t ngroups = 0;
     char *list = strdup(groups_s);
@@ -193,9 +191,7 @@ static void become(const char *uid_s, const char *gid_s, const char *groups_s) {
 }
 
 /* Step 3's hand-over, as root: the logs through their open descriptors (no path to race), the directory made new. */
-static void hand_over(const char *uid_s, const char *gid_s, int logs, const char *dir) {
-    uid_t uid = (uid_t) number(uid_s, "the uid");
-    gid_t gid = (gid_t) number(gid_s, "the gid");
+static void hand_over(uid_t uid, gid_t gid, int logs, const char *dir) {
     for (int fd = STDOUT_FILENO; logs && fd <= STDERR_FILENO; fd++) {
         if (fchown(fd, uid, gid) != 0 || fchmod(fd, 0600) != 0) fail(SETUP_FAILED, "cannot give log %d to uid %u: %s", fd, (unsigned) uid, strerror(errno));
     }
@@ -216,13 +212,16 @@ int main(int argc, char **argv) {
     }
     if (argc < 4) fail(SETUP_FAILED, "usage: gpupool-jobwrap JOBDIR [--account UID GID GROUPS] [--chdir DIR] -- COMMAND [ARG...]");
     const char *jobdir = argv[1];
-    const char *uid = NULL, *gid = NULL, *groups = NULL, *chdir_to = NULL, *own_dir = NULL;
-    int own_logs = 0;
+    const char *groups = NULL, *chdir_to = NULL, *own_dir = NULL;
+    int account = 0, own_logs = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
     int i = 2;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--account") == 0 && i + 3 < argc) {
-            uid = argv[++i];
-            gid = argv[++i];
+            account = 1;
+            uid = (uid_t) number(argv[++i], "the uid");
+            gid = (gid_t) number(argv[++i], "the gid");
             groups = argv[++i];
         } else if (strcmp(argv[i], "--chdir") == 0 && i + 1 < argc) {
             chdir_to = argv[++i];
@@ -235,7 +234,7 @@ int main(int argc, char **argv) {
         }
     }
     if (i + 1 >= argc) fail(SETUP_FAILED, "no command after --");
-    if ((own_logs || own_dir) && !uid) fail(SETUP_FAILED, "--own-logs and --own-dir need --account");
+    if ((own_logs || own_dir) && !account) fail(SETUP_FAILED, "--own-logs and --own-dir need --account");
     char **command = argv + i + 1;
 
     char **job_env = read_environment();
@@ -246,7 +245,7 @@ int main(int argc, char **argv) {
     int err = write_file(pid_file, pid_line);
     if (err != 0) fail(SETUP_FAILED, "cannot write %s: %s", pid_file, strerror(err));
     join_cgroups(jobdir, self);
-    if (uid) hand_over(uid, gid, own_logs, own_dir);
+    if (account) hand_over(uid, gid, own_logs, own_dir);
 
     /* a stop that arrives between the fork and the handlers must not be lost by either side */
     sigset_t stops, old;
@@ -259,7 +258,7 @@ int main(int argc, char **argv) {
     if (child < 0) fail(SETUP_FAILED, "fork: %s", strerror(errno));
     if (child == 0) {
         sigprocmask(SIG_SETMASK, &old, NULL);
-        if (uid) become(uid, gid, groups);
+        if (account) become(uid, gid, groups);
         if (chdir_to && chdir(chdir_to) != 0) fail(SETUP_FAILED, "cannot enter %s: %s", chdir_to, strerror(errno));
         environ = job_env;
         execvp(command[0], command);

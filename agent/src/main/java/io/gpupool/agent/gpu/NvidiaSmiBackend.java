@@ -1,9 +1,11 @@
 package io.gpupool.agent.gpu;
 
+import io.gpupool.agent.CommandOutput;
 import io.gpupool.agent.protocol.GpuInfo;
 import io.gpupool.agent.protocol.GpuProcess;
 import io.gpupool.agent.protocol.GpuSample;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,7 +75,12 @@ public final class NvidiaSmiBackend implements GpuBackend {
         List<String> cmd = new ArrayList<>();
         cmd.add(executable);
         cmd.addAll(List.of(args));
-        CommandOutput out = CommandOutput.run(cmd, TIMEOUT);
+        CommandOutput out;
+        try {
+            out = CommandOutput.run(cmd, TIMEOUT);
+        } catch (IOException e) {
+            throw new GpuBackendException(e.getMessage(), e);
+        }
         if (out.exitCode() != 0) {
             // e.g. "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
             throw new GpuBackendException(executable + " " + args[0] + " failed (exit " + out.exitCode() + "): " + out.firstMessage());

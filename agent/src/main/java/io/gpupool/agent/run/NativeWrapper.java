@@ -1,5 +1,7 @@
 package io.gpupool.agent.run;
 
+import io.gpupool.agent.CommandOutput;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,11 +14,11 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -125,19 +127,13 @@ record NativeWrapper(Path program) implements JobWrapper {
     }
 
     /** Null where {@code program --version} answers as this wrapper; else why not. */
-    private static String runsHere(Path program) throws IOException {
-        Process p = new ProcessBuilder(program.toString(), "--version").redirectErrorStream(true).start();
+    private static String runsHere(Path program) {
         try {
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                return "does not answer on this machine (" + program + " --version ran 10 s)";
-            }
-            if (p.exitValue() == 0 && out.startsWith(NAME + " ")) return null;
-            return "cannot run on this machine (" + program + " --version: exit " + p.exitValue() + (out.isEmpty() ? "" : ", " + out) + ")";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "was not checked (interrupted)";
+            CommandOutput out = CommandOutput.run(List.of(program.toString(), "--version"), Duration.ofSeconds(10));
+            if (out.exitCode() == 0 && out.stdout().startsWith(NAME + " ")) return null;
+            return "cannot run on this machine (" + program + " --version: exit " + out.exitCode() + ", " + out.firstMessage() + ")";
+        } catch (IOException e) {
+            return "cannot run on this machine (" + e.getMessage() + ")";
         }
     }
 

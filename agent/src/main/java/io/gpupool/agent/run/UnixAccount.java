@@ -1,13 +1,14 @@
 package io.gpupool.agent.run;
 
+import io.gpupool.agent.CommandOutput;
+
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A Unix account of this node, as the C library's name service sees it: {@code getent passwd}, so accounts
@@ -15,23 +16,16 @@ import java.util.concurrent.TimeUnit;
  */
 public record UnixAccount(String name, int uid, int gid, String home) {
 
+    /** How long a look-up through the name service may take (LDAP can be slow, never this slow). */
+    private static final Duration LOOKUP_TIMEOUT = Duration.ofSeconds(10);
+
     /** The account called {@code name}; empty if this node has none. */
     public static Optional<UnixAccount> lookup(String name) throws IOException {
-        Process p = new ProcessBuilder("getent", "passwd", name).redirectErrorStream(true).start();
-        try {
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IOException("getent passwd " + name + " did not answer in 10 s");
-            }
-            // exit 2: no such key; anything else with no output is a name-service failure, not a missing account
-            if (p.exitValue() == 2) return Optional.empty();
-            if (p.exitValue() != 0) throw new IOException("getent passwd " + name + " failed (exit " + p.exitValue() + "): " + out);
-            return Optional.of(parse(out.lines().findFirst().orElse("")));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while looking up account " + name, e);
-        }
+        CommandOutput out = CommandOutput.run(List.of("getent", "passwd", name), LOOKUP_TIMEOUT);
+        // exit 2: no such key; anything else with no output is a name-service failure, not a missing account
+        if (out.exitCode() == 2) return Optional.empty();
+        if (out.exitCode() != 0) throw new IOException("getent passwd " + name + " failed (exit " + out.exitCode() + "): " + out.firstMessage());
+        return Optional.of(parse(out.stdout().strip().lines().findFirst().orElse("")));
     }
 
     /**
@@ -39,22 +33,14 @@ public record UnixAccount(String name, int uid, int gid, String home) {
      * which asks the C library's name service as {@code getent} does.
      */
     public List<Integer> groups() throws IOException {
-        Process p = new ProcessBuilder("id", "-G", "--", name).redirectErrorStream(true).start();
+        CommandOutput out = CommandOutput.run(List.of("id", "-G", "--", name), LOOKUP_TIMEOUT);
+        if (out.exitCode() != 0) throw new IOException("id -G " + name + " failed (exit " + out.exitCode() + "): " + out.firstMessage());
         try {
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IOException("id -G " + name + " did not answer in 10 s");
-            }
-            if (p.exitValue() != 0) throw new IOException("id -G " + name + " failed (exit " + p.exitValue() + "): " + out);
             List<Integer> gids = new ArrayList<>();
-            for (String g : out.split("\\s+")) gids.add(Integer.parseInt(g));
+            for (String g : out.stdout().strip().split("\\s+")) gids.add(Integer.parseInt(g));
             return List.copyOf(gids);
         } catch (NumberFormatException e) {
             throw new IOException("id -G " + name + " printed no list of gids", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while looking up the groups of " + name, e);
         }
     }
 

@@ -77,11 +77,11 @@ class JobSpawnTest {
     private static List<Way> ways(Path base) throws Exception {
         List<Way> ways = new java.util.ArrayList<>();
         for (JobSpawner spawner : spawners()) {
-            Path spawnerDir = base.resolve(spawner.getClass().getSimpleName());
+            Path spawnerDir = Files.createDirectories(base.resolve(spawner.getClass().getSimpleName()));
+            Files.setPosixFilePermissions(spawnerDir, PosixFilePermissions.fromString("rwx--x--x"));
             for (String kind : List.of("native", "shell")) {
                 Path dir = Files.createDirectories(spawnerDir.resolve(kind));
                 Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
-                Files.setPosixFilePermissions(spawnerDir, PosixFilePermissions.fromString("rwx--x--x"));
                 Jobs.wrappers(dir).stream().filter(w -> (w instanceof NativeWrapper) == kind.equals("native"))
                         .forEach(w -> ways.add(new Way(spawner, w, dir)));
             }
