@@ -75,12 +75,18 @@ class AgentStartBench {
                     AGENTS, GPUS, SLOTS, Runtime.getRuntime().availableProcessors(), loadAverage());
             for (int r = 0; r < rounds; r++) {
                 long[] cpu0 = cpu(agents);
+                Map<String, Long> threads0 = threadTicks(agents);
                 Result b = run(s, token, SLOTS, List.of("sleep", "600"), "burst-" + r);
                 long[] cpu1 = cpu(agents);
+                Map<String, Long> threads1 = threadTicks(agents);
+                long[] jobs = jobProcessNanos(agents);
                 System.out.printf(Locale.ROOT, "burst %d: %d jobs started in %.2f s = %.0f jobs/s (submissions took %.2f s, the server placed the last "
-                                + "at %.2f s; %s); CPU per job: agents %.2f ms, server+client %.2f ms (server %.2f ms); load average %s%n",
+                                + "at %.2f s; %s); CPU per job: agents %.2f ms, server+client %.2f ms (server %.2f ms), the running jobs' wrappers "
+                                + "%.2f ms and commands %.2f ms; load average %s%n",
                         r + 1, SLOTS, b.seconds(), SLOTS / b.seconds(), b.submitSeconds(), b.placedSeconds(), b.placementToSpawn(),
-                        perJob(cpu1[0] - cpu0[0], SLOTS), perJob(cpu1[1] - cpu0[1], SLOTS), serverPerJob(cpu1[1] - cpu0[1], b, SLOTS), loadAverage());
+                        perJob(cpu1[0] - cpu0[0], SLOTS), perJob(cpu1[1] - cpu0[1], SLOTS), serverPerJob(cpu1[1] - cpu0[1], b, SLOTS),
+                        jobs[0] / 1e6 / SLOTS, jobs[1] / 1e6 / SLOTS, loadAverage());
+                if (Boolean.getBoolean("gpupool.agent.bench.threads")) System.out.print(threadShares(threads0, threads1, SLOTS));
                 cancelAll(s, token, b.ids());
                 long[] cpu2 = cpu(agents);
                 // the jobs' processes (the spawn helper, setsid, sh and the command's exec) count once reaped
@@ -172,6 +178,74 @@ class AgentStartBench {
         long a = 0;
         for (Process p : agents) a += ticks(Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat")), true);
         return new long[] {a, ticks(Files.readString(Path.of("/proc/self/stat")), false)};
+    }
+
+    /**
+     * CPU used so far by the agents' running jobs, in nanoseconds: their wrappers (the agents' child processes: the
+     * wrapper's exec, its work and its fork) and the wrappers' children (the command: its exec and what it ran since).
+     * From /proc/PID/schedstat: /proc/PID/stat counts in 10 ms ticks and shows a process that ran 8 ms as 0.
+     */
+    private static long[] jobProcessNanos(List<Process> agents) throws Exception {
+        Map<Long, List<long[]>> byParent = new java.util.HashMap<>(); // ppid -> (pid, ns)
+        try (var procs = Files.list(Path.of("/proc"))) {
+            for (Path p : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).toList()) {
+                String stat, sched;
+                try {
+                    stat = Files.readString(p.resolve("stat"));
+                    sched = Files.readString(p.resolve("schedstat"));
+                } catch (java.io.IOException ended) {
+                    continue;
+                }
+                String ppid = stat.substring(stat.lastIndexOf(')') + 2).split(" ")[1];
+                byParent.computeIfAbsent(Long.parseLong(ppid), k -> new ArrayList<>())
+                        .add(new long[] {Long.parseLong(p.getFileName().toString()), Long.parseLong(sched.split(" ")[0])});
+            }
+        }
+        long wrappers = 0, commands = 0;
+        for (Process a : agents) {
+            for (long[] w : byParent.getOrDefault(a.pid(), List.of())) {
+                wrappers += w[1];
+                for (long[] c : byParent.getOrDefault(w[0], List.of())) commands += c[1];
+            }
+        }
+        return new long[] {wrappers, commands};
+    }
+
+    /**
+     * CPU ticks so far per kind of thread ("server: ForkJoinPool-N-worker-", "agents: C2 CompilerThread"), from
+     * /proc/PID/task: digits dropped from the names so a pool's threads add up. A thread that ended between two
+     * readings takes its ticks with it (the bench's clients do; they are not the server's).
+     */
+    private static Map<String, Long> threadTicks(List<Process> agents) throws Exception {
+        Map<String, Long> t = new java.util.TreeMap<>();
+        addThreadTicks(t, "server", Path.of("/proc/self/task"));
+        for (Process p : agents) addThreadTicks(t, "agents", Path.of("/proc", Long.toString(p.pid()), "task"));
+        return t;
+    }
+
+    private static void addThreadTicks(Map<String, Long> into, String who, Path tasks) throws Exception {
+        try (var ids = Files.list(tasks)) {
+            for (Path task : ids.toList()) {
+                String stat;
+                try {
+                    stat = Files.readString(task.resolve("stat"));
+                } catch (java.io.IOException ended) {
+                    continue;
+                }
+                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replaceAll("[0-9]+", "N");
+                into.merge(who + ": " + name, ticks(stat, false), Long::sum);
+            }
+        }
+    }
+
+    /** The threads that used at least 0.05 ms per job between two readings of {@link #threadTicks}, most first. */
+    private static String threadShares(Map<String, Long> before, Map<String, Long> after, int jobs) {
+        StringBuilder out = new StringBuilder("  CPU per job by thread:");
+        after.entrySet().stream()
+                .map(e -> Map.entry(e.getKey(), perJob(e.getValue() - before.getOrDefault(e.getKey(), 0L), jobs)))
+                .filter(e -> e.getValue() >= 0.05).sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+                .forEach(e -> out.append(String.format(Locale.ROOT, "%n    %-48s %.2f ms", e.getKey(), e.getValue())));
+        return out.append(System.lineSeparator()).toString();
     }
 
     private static long ticks(String stat, boolean children) {
