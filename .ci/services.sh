@@ -4,7 +4,8 @@
 #     (dist's InstallDocTest starts a cluster of its own from the same binaries, /usr/lib/postgresql/N/bin)
 #   - Chromium and chromedriver from Debian's packages                   -> GPUPOOL_TEST_CHROMIUM, GPUPOOL_TEST_CHROMEDRIVER
 #   - gcc and libc6-dev (the agent's build compiles its native job wrapper, statically linked; its NVML test
-#     compiles a stand-in libnvidia-ml)
+#     compiles a stand-in libnvidia-ml), musl-tools (the wrapper is built with musl where it is installed: it starts
+#     with a third of the page faults of a static glibc program)
 #   - sqlite3, curl, openssl, systemd-analyze (dist's tests run docs/install.md and verify the systemd units)
 # Missing packages are installed with apt-get. The cluster is stopped and removed when the shell exits.
 # In CI (GPUPOOL_CI=1) the tests that need these fail instead of skipping when they are absent.
@@ -16,6 +17,7 @@ gpupool_services_install() {
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)   # the native job wrapper; the NVML binding test's stand-in library
   [ -n "$(ls /usr/lib/*/libc.a /usr/lib/libc.a 2>/dev/null)" ] || missing+=(libc6-dev)   # the wrapper is linked statically
+  command -v musl-gcc >/dev/null 2>&1 || missing+=(musl-tools)   # ... with musl where it can: a cheaper job start
   # dist's InstallDocTest runs docs/install.md: TLS (openssl), the API (curl), a backup and a restore of the store (sqlite3)
   command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
   command -v curl >/dev/null 2>&1 || missing+=(curl)
