@@ -1,10 +1,14 @@
 package io.gpupool.agent.confine;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
@@ -160,8 +164,8 @@ public final class AttemptCgroup {
             if (c.contains("pids") && l.pidsMax() > 0) write(d.path().resolve("pids.max"), Long.toString(l.pidsMax()));
             if (c.contains("devices") && l.devices() != null) {
                 write(d.path().resolve("devices.deny"), "a");
-                // one rule per write: the devices controller takes one line at a time
-                for (DeviceRule r : l.devices()) write(d.path().resolve("devices.allow"), r.v1Line());
+                // one rule per write: the devices controller takes one line at a time (on one open file)
+                writeEach(d.path().resolve("devices.allow"), l.devices().stream().map(DeviceRule::v1Line).toList());
             }
         }
     }
@@ -329,6 +333,25 @@ public final class AttemptCgroup {
             Files.writeString(file, value);
         } catch (IOException e) {
             throw new IOException("cannot write '" + value + "' to " + file + ": " + Errno.describe(e), e);
+        }
+    }
+
+    /** Each value in a write of its own, on one open of the file; a refusal names the file, the value and the errno. */
+    static void writeEach(Path file, List<String> values) throws IOException {
+        FileChannel f;
+        try {
+            f = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.CREATE); // CREATE: as write() (a dry run's plain file)
+        } catch (IOException e) {
+            throw new IOException("cannot open " + file + ": " + Errno.describe(e), e);
+        }
+        try (f) {
+            for (String v : values) {
+                try {
+                    f.write(ByteBuffer.wrap(v.getBytes(StandardCharsets.US_ASCII)));
+                } catch (IOException e) {
+                    throw new IOException("cannot write '" + v + "' to " + file + ": " + Errno.describe(e), e);
+                }
+            }
         }
     }
 

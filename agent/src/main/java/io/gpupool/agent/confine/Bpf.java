@@ -10,6 +10,10 @@ import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -82,10 +86,28 @@ final class Bpf {
         return null;
     }
 
+    /** How many loaded programs {@link #attachDeviceFilter} keeps for reuse: one per set of GPUs a job got, most recent. */
+    static final int LOADED_PROGRAMS_KEPT = 64;
+
     /**
-     * Loads {@code program} as a BPF_PROG_TYPE_CGROUP_DEVICE program and attaches it to the cgroup v2 directory
-     * {@code cgroupDir}. The attachment holds the program: both file descriptors are closed here, and the program goes
-     * away with the cgroup.
+     * Loaded programs by their instructions, each an open file descriptor (O_CLOEXEC, as bpf(2) makes them): a job
+     * start attaches the one its devices need instead of loading it again, which ran the verifier and the JIT every
+     * time (about 1 ms of a job's start on a slow VM). Closing one that is attached elsewhere is harmless: an
+     * attachment holds its program.
+     */
+    private static final Map<List<Long>, Integer> LOADED = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<List<Long>, Integer> eldest) {
+            if (size() <= LOADED_PROGRAMS_KEPT) return false;
+            close(eldest.getValue());
+            return true;
+        }
+    };
+
+    /**
+     * Attaches {@code program} as a BPF_PROG_TYPE_CGROUP_DEVICE program to the cgroup v2 directory {@code cgroupDir},
+     * loading it first unless the same program is already loaded. The attachment holds the program, which goes away
+     * with the last cgroup it is attached to once it is no longer kept here.
      *
      * @throws IOException naming the call, the errno and, for a program the verifier refused, its log
      */
@@ -93,24 +115,40 @@ final class Bpf {
         String unsupported = unsupportedReason();
         if (unsupported != null) throw new IOException(unsupported);
         try (Arena arena = Arena.ofConfined()) {
-            int prog = load(arena, program, false);
+            int prog = loaded(arena, program);
+            int cgroup = open(arena, cgroupDir);
             try {
-                int cgroup = open(arena, cgroupDir);
-                try {
-                    MemorySegment attr = arena.allocate(ATTR_SIZE, 8);
-                    attr.set(JAVA_INT, offset(PROG_ATTACH, "target_fd"), cgroup);
-                    attr.set(JAVA_INT, offset(PROG_ATTACH, "attach_bpf_fd"), prog);
-                    attr.set(JAVA_INT, offset(PROG_ATTACH, "attach_type"), BPF_CGROUP_DEVICE);
-                    attr.set(JAVA_INT, offset(PROG_ATTACH, "attach_flags"), BPF_F_ALLOW_MULTI);
-                    MemorySegment state = arena.allocate(CALL_STATE);
-                    long rc = bpf(state, BPF_PROG_ATTACH, attr);
-                    if (rc < 0) throw new IOException("bpf(BPF_PROG_ATTACH, BPF_CGROUP_DEVICE) on " + cgroupDir + ": " + Errno.describe(errno(state)));
-                } finally {
-                    close(cgroup);
-                }
+                MemorySegment attr = arena.allocate(ATTR_SIZE, 8);
+                attr.set(JAVA_INT, offset(PROG_ATTACH, "target_fd"), cgroup);
+                attr.set(JAVA_INT, offset(PROG_ATTACH, "attach_bpf_fd"), prog);
+                attr.set(JAVA_INT, offset(PROG_ATTACH, "attach_type"), BPF_CGROUP_DEVICE);
+                attr.set(JAVA_INT, offset(PROG_ATTACH, "attach_flags"), BPF_F_ALLOW_MULTI);
+                MemorySegment state = arena.allocate(CALL_STATE);
+                long rc = bpf(state, BPF_PROG_ATTACH, attr);
+                if (rc < 0) throw new IOException("bpf(BPF_PROG_ATTACH, BPF_CGROUP_DEVICE) on " + cgroupDir + ": " + Errno.describe(errno(state)));
             } finally {
-                close(prog);
+                close(cgroup);
             }
+        }
+    }
+
+    /** The descriptor of {@code program} loaded: kept from an earlier load, else loaded now and kept. */
+    private static int loaded(Arena arena, long[] program) throws IOException {
+        List<Long> key = Arrays.stream(program).boxed().toList();
+        synchronized (LOADED) {
+            Integer fd = LOADED.get(key);
+            if (fd == null) {
+                fd = load(arena, program, false);
+                LOADED.put(key, fd);
+            }
+            return fd;
+        }
+    }
+
+    /** How many loaded programs are kept now. */
+    static int loadedPrograms() {
+        synchronized (LOADED) {
+            return LOADED.size();
         }
     }
 

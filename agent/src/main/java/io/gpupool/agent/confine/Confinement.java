@@ -55,6 +55,11 @@ public final class Confinement {
         }
     }
 
+    /** How many device filter programs are loaded and kept for reuse in this process (one per set of devices). */
+    public static int deviceFiltersLoaded() {
+        return Bpf.loadedPrograms();
+    }
+
     /**
      * The node's confinement from the settings: detects the cgroup layout and sets up the node's groups; with a fake
      * device directory, makes the fake GPUs' device nodes first.

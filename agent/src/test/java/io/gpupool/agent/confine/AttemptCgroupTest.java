@@ -48,7 +48,7 @@ class AttemptCgroupTest {
         assertThat(Files.readString(mem.resolve("memory.limit_in_bytes"))).isEqualTo(Long.toString(100L << 20));
         assertThat(mem.resolve("memory.memsw.limit_in_bytes")).doesNotExist();
         assertThat(dev.resolve("pids.max")).doesNotExist();
-        // each write replaces the plain file's content: the last allow line is what remains here
+        // a plain file here: devices.deny's one write is its content, devices.allow's one rule (each its own write) too
         assertThat(Files.readString(dev.resolve("devices.deny"))).isEqualTo("a");
         assertThat(Files.readString(dev.resolve("devices.allow"))).isEqualTo("c 195:1 rwm");
     }

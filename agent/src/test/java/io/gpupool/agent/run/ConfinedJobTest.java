@@ -82,8 +82,13 @@ class ConfinedJobTest {
 
     /** Runs a job granted GPU 0 that opens both fake GPUs' nodes; returns its stdout and stderr. */
     private String[] openBothGpus() throws Exception {
-        JobLaunch l = new JobLaunch("dev", 0, List.of("sh", "-c", "echo \"$GPUPOOL_DEVICE_NODES\"; cat " + devices.gpuNode(0)
-                + "; cat " + devices.gpuNode(1) + "; true"), Map.of(), null, List.of(GrantedGpu.whole(gpus.get(0).uuid())));
+        return openBothGpus("dev", 0);
+    }
+
+    /** Runs job {@code id} granted GPU {@code granted}, opening both fake GPUs' nodes; returns its stdout and stderr. */
+    private String[] openBothGpus(String id, int granted) throws Exception {
+        JobLaunch l = new JobLaunch(id, 0, List.of("sh", "-c", "echo \"$GPUPOOL_DEVICE_NODES\"; cat " + devices.gpuNode(0)
+                + "; cat " + devices.gpuNode(1) + "; true"), Map.of(), null, List.of(GrantedGpu.whole(gpus.get(granted).uuid())));
         JobEnd end = await(started(runner.start(l)));
         assertThat(end.phase()).as(end.message()).isEqualTo(JobPhase.SUCCEEDED);
         JobDirectory dir = runner.store().find(l.key()).orElseThrow();
@@ -91,9 +96,13 @@ class ConfinedJobTest {
     }
 
     private void assertOnlyGpu0PassesTheFilter(String[] out) throws IOException {
-        assertThat(out[0]).isEqualTo(devices.gpuNode(0) + "\n");
-        assertThat(out[1]).contains(devices.gpuNode(0) + ": No such device or address")
-                .contains(devices.gpuNode(1) + ": Operation not permitted");
+        assertOnlyThatGpuPassesTheFilter(out, 0);
+    }
+
+    private void assertOnlyThatGpuPassesTheFilter(String[] out, int granted) throws IOException {
+        assertThat(out[0]).isEqualTo(devices.gpuNode(granted) + "\n");
+        assertThat(out[1]).contains(devices.gpuNode(granted) + ": No such device or address")
+                .contains(devices.gpuNode(1 - granted) + ": Operation not permitted");
         assertThat(cgroups.leftoverGroups()).as("the attempt's groups are removed").isEmpty();
     }
 
@@ -111,6 +120,20 @@ class ConfinedJobTest {
         Confinement c = runnerWith(cgroups.layout.withoutV1());
         assertThat(c.description().enforced()).contains("devices(bpf)").doesNotContain("devices(v1)");
         assertOnlyGpu0PassesTheFilter(openBothGpus());
+    }
+
+    @Test
+    void aReusedBpfFilterStillAllowsEachJobOnlyItsOwnGpu() throws Exception {
+        assumeTrue(cgroups.layout.v2Mount() != null, "no cgroup2 mount");
+        runnerWith(cgroups.layout.withoutV1());
+        // GPU 0, GPU 1, GPU 0 again: the third start attaches the program the first one loaded
+        assertOnlyThatGpuPassesTheFilter(openBothGpus("first", 0), 0);
+        int loaded = Confinement.deviceFiltersLoaded();
+        assertOnlyThatGpuPassesTheFilter(openBothGpus("second", 1), 1);
+        int afterSecond = Confinement.deviceFiltersLoaded();
+        assertThat(afterSecond).as("at most one more program: GPU 1's").isBetween(loaded, loaded + 1);
+        assertOnlyThatGpuPassesTheFilter(openBothGpus("third", 0), 0);
+        assertThat(Confinement.deviceFiltersLoaded()).as("the first job's program is attached again, not loaded again").isEqualTo(afterSecond);
     }
 
     @Test

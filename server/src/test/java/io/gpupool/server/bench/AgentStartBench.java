@@ -51,6 +51,10 @@ class AgentStartBench {
         assumeTrue(Boolean.getBoolean("gpupool.agent.bench"), "set -Dgpupool.agent.bench=true to run the bench");
         int rounds = Integer.getInteger("gpupool.agent.bench.rounds", 3);
         int sustained = Integer.getInteger("gpupool.agent.bench.jobs", 1200);
+        // as `gpupool agent` runs jobs as root by default: in cgroups of their own, as nobody (-Dgpupool.agent.bench.installed=false:
+        // unconfined, as the agent's account)
+        boolean installed = Boolean.parseBoolean(System.getProperty("gpupool.agent.bench.installed", "true"))
+                && "root".equals(System.getProperty("user.name"));
         ServerOptions o = TestServer.options(dir.resolve("server")).withCluster(null).withPolicy("fcfs")
                 .withAgents(new AgentSettings(1000, 30_000));
         List<Process> agents = new ArrayList<>();
@@ -65,14 +69,16 @@ class AgentStartBench {
                 agents.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                         "--enable-native-access=ALL-UNNAMED", "-Xmx512m", System.getProperty("gpupool.agent.bench.jvmArg", "-Dx=y").replace("NODE", node),
                         "-cp", System.getProperty("java.class.path"),
-                        AgentProcessMain.class.getName(), s.base, join, node, dir.resolve(node).toString(), GPUS + "xA100-80GB", "1000")
+                        AgentProcessMain.class.getName(), s.base, join, node, dir.resolve(node).toString(), GPUS + "xA100-80GB", "1000",
+                        installed ? "as-installed" : "embedded")
                         .redirectErrorStream(true).redirectOutput(Path.of(System.getProperty("gpupool.agent.bench.logs", dir.toString())).resolve(node + ".log").toFile()).start());
             }
             TestServer.eventually(java.time.Duration.ofSeconds(120), "agents ready", () -> s.get("/api/v1/nodes", ADMIN).body().path("nodes").findValuesAsText("state")
                     .stream().filter("ready"::equals).count() == AGENTS);
             String token = s.tenantWithToken("bench", 1);
-            System.out.printf(Locale.ROOT, "agent start bench: %d agents x %d fake A100, %d slots of 100 milli; %d cores; load average %s%n",
-                    AGENTS, GPUS, SLOTS, Runtime.getRuntime().availableProcessors(), loadAverage());
+            System.out.printf(Locale.ROOT, "agent start bench: %d agents x %d fake A100, %d slots of 100 milli, jobs %s; %d cores; load average %s%n",
+                    AGENTS, GPUS, SLOTS, installed ? "as nobody, in cgroups of their own" : "as the agents' account, unconfined", Runtime.getRuntime().availableProcessors(), loadAverage());
+            List<double[]> bursts = new ArrayList<>();
             for (int r = 0; r < rounds; r++) {
                 long[] cpu0 = cpu(agents);
                 Map<String, Long> threads0 = threadTicks(agents);
@@ -87,12 +93,15 @@ class AgentStartBench {
                         perJob(cpu1[0] - cpu0[0], SLOTS), perJob(cpu1[1] - cpu0[1], SLOTS), serverPerJob(cpu1[1] - cpu0[1], b, SLOTS),
                         jobs[0] / 1e6 / SLOTS, jobs[1] / 1e6 / SLOTS, loadAverage());
                 if (Boolean.getBoolean("gpupool.agent.bench.threads")) System.out.print(threadShares(threads0, threads1, SLOTS));
+                bursts.add(new double[] {serverPerJob(cpu1[1] - cpu0[1], b, SLOTS), jit(threads0, threads1, "server", SLOTS),
+                        perJob(cpu1[0] - cpu0[0], SLOTS), jit(threads0, threads1, "agents", SLOTS), jobs[0] / 1e6 / SLOTS, jobs[1] / 1e6 / SLOTS});
                 cancelAll(s, token, b.ids());
                 long[] cpu2 = cpu(agents);
                 // the jobs' processes (the spawn helper, setsid, sh and the command's exec) count once reaped
                 System.out.printf(Locale.ROOT, "burst %d through its cancel: CPU per job: agents %.2f ms with the jobs' own processes%n",
                         r + 1, perJob(cpu2[0] - cpu0[0], SLOTS));
             }
+            System.out.print(steadyState(bursts));
             long[] cpu0 = cpu(agents);
             Result sus = run(s, token, sustained, List.of("sleep", "0.5"), "sustained");
             long[] cpu1 = cpu(agents);
@@ -236,6 +245,31 @@ class AgentStartBench {
                 into.merge(who + ": " + name, ticks(stat, false), Long::sum);
             }
         }
+    }
+
+    /** CPU per job of one side's JIT compiler threads ("server" or "agents") between two readings of {@link #threadTicks}. */
+    private static double jit(Map<String, Long> before, Map<String, Long> after, String who, int jobs) {
+        long t = 0;
+        for (var e : after.entrySet()) {
+            if (e.getKey().startsWith(who + ": ") && e.getKey().contains("CompilerThre")) t += e.getValue() - before.getOrDefault(e.getKey(), 0L);
+        }
+        return perJob(t, jobs);
+    }
+
+    /**
+     * The means over the second half of the bursts (the first ones are the JIT's warm-up): what a job's start costs a
+     * server and agents that have run for a while, with and without what their JIT compilers still did meanwhile.
+     * Per burst: server, its JIT, agents' JVMs, their JIT, wrappers, commands (ms per job).
+     */
+    private static String steadyState(List<double[]> bursts) {
+        int from = bursts.size() / 2;
+        double[] m = new double[6];
+        for (double[] b : bursts.subList(from, bursts.size())) for (int i = 0; i < 6; i++) m[i] += b[i] / (bursts.size() - from);
+        double total = m[0] + m[2] + m[4];
+        return String.format(Locale.ROOT, "steady state (bursts %d-%d, mean CPU per job): server %.2f ms (its JIT compilers %.2f), agents' JVMs %.2f ms "
+                        + "(JIT %.2f), job wrappers %.2f ms: a start costs %.2f ms, %.2f ms without the JIT's compilations; the commands' own "
+                        + "processes (their exec) %.2f ms%n",
+                from + 1, bursts.size(), m[0], m[1], m[2], m[3], m[4], total, total - m[1] - m[3], m[5]);
     }
 
     /** The threads that used at least 0.05 ms per job between two readings of {@link #threadTicks}, most first. */
