@@ -66,4 +66,14 @@ class JobEnvironmentTest {
         assertThat(new GrantedGpu("G", 1, 0).milli()).isEqualTo(1);
         assertThatThrownBy(() -> new JobLaunch(" ", 0, List.of("x"), Map.of(), null, List.of())).hasMessageContaining("job_id");
     }
+
+    @Test
+    void aMemoryFractionIsRoundedDownToFourDecimals() {
+        assertThat(JobEnvironment.fractionText(1.0)).isEqualTo("1.0000");
+        assertThat(JobEnvironment.fractionText(0.5)).isEqualTo("0.5000");
+        assertThat(JobEnvironment.fractionText(1.0 / 3)).isEqualTo("0.3333");
+        assertThat(JobEnvironment.fractionText(0.99999)).as("never above the grant").isEqualTo("0.9999");
+        assertThat(JobEnvironment.fractionText(0.0625)).isEqualTo("0.0625");
+        assertThat(JobEnvironment.fractionText(0.00004)).isEqualTo("0.0000");
+    }
 }

@@ -40,6 +40,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * </ul>
  */
 class AgentStartBench {
+    private static final java.lang.management.ThreadMXBean BENCH_THREAD = ManagementFactory.getThreadMXBean();
     private static final int AGENTS = 3;
     private static final int GPUS = 8;
     private static final int SLOTS = AGENTS * GPUS * 10;
@@ -55,6 +56,8 @@ class AgentStartBench {
         // unconfined, as the agent's account)
         boolean installed = Boolean.parseBoolean(System.getProperty("gpupool.agent.bench.installed", "true"))
                 && "root".equals(System.getProperty("user.name"));
+        // the jobs' accounts must reach their work directories: JUnit makes its temporary directory 0700
+        if (installed) Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
         ServerOptions o = TestServer.options(dir.resolve("server")).withCluster(null).withPolicy("fcfs")
                 .withAgents(new AgentSettings(1000, 30_000));
         List<Process> agents = new ArrayList<>();
@@ -81,19 +84,27 @@ class AgentStartBench {
             List<double[]> bursts = new ArrayList<>();
             for (int r = 0; r < rounds; r++) {
                 long[] cpu0 = cpu(agents);
+                long bench0 = BENCH_THREAD.getCurrentThreadCpuTime();
                 Map<String, Long> threads0 = threadTicks(agents);
                 Result b = run(s, token, SLOTS, List.of("sleep", "600"), "burst-" + r);
-                long[] cpu1 = cpu(agents);
-                Map<String, Long> threads1 = threadTicks(agents);
+                // "started" is the agent's spawn of the wrapper: the last wrappers may not have run their commands yet. A
+                // job that could not start (its account cannot reach its directory, say) is "started" and gone.
                 long[] jobs = jobProcessNanos(agents);
+                for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); jobs[2] != SLOTS; jobs = jobProcessNanos(agents)) {
+                    if (System.nanoTime() > deadline) throw new AssertionError(jobs[2] + " of the burst's " + SLOTS + " commands run");
+                    Thread.sleep(10);
+                }
+                long[] cpu1 = cpu(agents);
+                long bench = BENCH_THREAD.getCurrentThreadCpuTime() - bench0; // its polling of the store and of /proc
+                Map<String, Long> threads1 = threadTicks(agents);
                 System.out.printf(Locale.ROOT, "burst %d: %d jobs started in %.2f s = %.0f jobs/s (submissions took %.2f s, the server placed the last "
                                 + "at %.2f s; %s); CPU per job: agents %.2f ms, server+client %.2f ms (server %.2f ms), the running jobs' wrappers "
                                 + "%.2f ms and commands %.2f ms; load average %s%n",
                         r + 1, SLOTS, b.seconds(), SLOTS / b.seconds(), b.submitSeconds(), b.placedSeconds(), b.placementToSpawn(),
-                        perJob(cpu1[0] - cpu0[0], SLOTS), perJob(cpu1[1] - cpu0[1], SLOTS), serverPerJob(cpu1[1] - cpu0[1], b, SLOTS),
+                        perJob(cpu1[0] - cpu0[0], SLOTS), perJob(cpu1[1] - cpu0[1], SLOTS), serverPerJob(cpu1[1] - cpu0[1], b, bench, SLOTS),
                         jobs[0] / 1e6 / SLOTS, jobs[1] / 1e6 / SLOTS, loadAverage());
                 if (Boolean.getBoolean("gpupool.agent.bench.threads")) System.out.print(threadShares(threads0, threads1, SLOTS));
-                bursts.add(new double[] {serverPerJob(cpu1[1] - cpu0[1], b, SLOTS), jit(threads0, threads1, "server", SLOTS),
+                bursts.add(new double[] {serverPerJob(cpu1[1] - cpu0[1], b, bench, SLOTS), jit(threads0, threads1, "server", SLOTS),
                         perJob(cpu1[0] - cpu0[0], SLOTS), jit(threads0, threads1, "agents", SLOTS), jobs[0] / 1e6 / SLOTS, jobs[1] / 1e6 / SLOTS});
                 cancelAll(s, token, b.ids());
                 long[] cpu2 = cpu(agents);
@@ -103,12 +114,13 @@ class AgentStartBench {
             }
             System.out.print(steadyState(bursts));
             long[] cpu0 = cpu(agents);
+            long bench0 = BENCH_THREAD.getCurrentThreadCpuTime();
             Result sus = run(s, token, sustained, List.of("sleep", "0.5"), "sustained");
             long[] cpu1 = cpu(agents);
             System.out.printf(Locale.ROOT, "sustained: %d jobs of 0.5 s through %d slots started in %.2f s = %.0f jobs/s; CPU per job: agents "
                             + "%.2f ms (with the jobs' own processes), server+client %.2f ms (server %.2f ms); load average %s%n",
                     sustained, SLOTS, sus.seconds(), sustained / sus.seconds(), perJob(cpu1[0] - cpu0[0], sustained),
-                    perJob(cpu1[1] - cpu0[1], sustained), serverPerJob(cpu1[1] - cpu0[1], sus, sustained), loadAverage());
+                    perJob(cpu1[1] - cpu0[1], sustained), serverPerJob(cpu1[1] - cpu0[1], sus, BENCH_THREAD.getCurrentThreadCpuTime() - bench0, sustained), loadAverage());
         } finally {
             if (recording != null) {
                 recording.dump(Path.of(jfr, "server.jfr"));
@@ -116,7 +128,17 @@ class AgentStartBench {
             }
             for (Process p : agents) p.destroy(); // SIGTERM: a profiling recording (-Dgpupool.agent.bench.jvmArg) is written at exit
             for (Process p : agents) if (!p.waitFor(20, TimeUnit.SECONDS)) p.destroyForcibly();
+            killLeftovers(dir); // jobs outlive their agent by design: a bench that failed halfway leaves them running
         }
+    }
+
+    /** Kills every process whose command line names {@code dir} (the jobs' wrappers, the agents' fence keepers) and theirs. */
+    private static void killLeftovers(Path dir) {
+        ProcessHandle.allProcesses().filter(p -> p.info().arguments().map(a -> String.join(" ", a).contains(dir.toString())).orElse(false))
+                .forEach(p -> {
+                    p.descendants().forEach(ProcessHandle::destroyForcibly);
+                    p.destroyForcibly();
+                });
     }
 
     /** clientCpuNanos: what the bench's 16 clients (their threads and the HTTP client's) used while submitting. */
@@ -192,7 +214,8 @@ class AgentStartBench {
     /**
      * CPU used so far by the agents' running jobs, in nanoseconds: their wrappers (the agents' child processes: the
      * wrapper's exec, its work and its fork) and the wrappers' children (the command: its exec and what it ran since).
-     * From /proc/PID/schedstat: /proc/PID/stat counts in 10 ms ticks and shows a process that ran 8 ms as 0.
+     * From /proc/PID/schedstat: /proc/PID/stat counts in 10 ms ticks and shows a process that ran 8 ms as 0. The third
+     * number: how many commands run.
      */
     private static long[] jobProcessNanos(List<Process> agents) throws Exception {
         Map<Long, List<long[]>> byParent = new java.util.HashMap<>(); // ppid -> (pid, ns)
@@ -210,14 +233,26 @@ class AgentStartBench {
                         .add(new long[] {Long.parseLong(p.getFileName().toString()), Long.parseLong(sched.split(" ")[0])});
             }
         }
-        long wrappers = 0, commands = 0;
+        long wrappers = 0, commands = 0, running = 0;
         for (Process a : agents) {
             for (long[] w : byParent.getOrDefault(a.pid(), List.of())) {
+                if (fenceKeeper(w[0])) continue; // the agent's other child (with its sleep), not a job
                 wrappers += w[1];
-                for (long[] c : byParent.getOrDefault(w[0], List.of())) commands += c[1];
+                for (long[] c : byParent.getOrDefault(w[0], List.of())) {
+                    commands += c[1];
+                    running++;
+                }
             }
         }
-        return new long[] {wrappers, commands};
+        return new long[] {wrappers, commands, running};
+    }
+
+    private static boolean fenceKeeper(long pid) {
+        try {
+            return Files.readString(Path.of("/proc", Long.toString(pid), "cmdline")).contains("gpupool fence keeper");
+        } catch (java.io.IOException ended) {
+            return false;
+        }
     }
 
     /**
@@ -306,9 +341,9 @@ class AgentStartBench {
         return sum;
     }
 
-    /** The JVM's CPU per job less its clients': the server's share (with the bench's own light polling of the store). */
-    private static double serverPerJob(long jvmTicks, Result r, int jobs) {
-        return (jvmTicks * 10.0 - r.clientCpuNanos() / 1e6) / jobs;
+    /** The JVM's CPU per job less its clients' and the bench thread's (its polling): the server's share. */
+    private static double serverPerJob(long jvmTicks, Result r, long benchThreadNanos, int jobs) {
+        return (jvmTicks * 10.0 - r.clientCpuNanos() / 1e6 - benchThreadNanos / 1e6) / jobs;
     }
 
     private static double perJob(long ticks, int jobs) {
