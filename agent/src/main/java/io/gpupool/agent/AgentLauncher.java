@@ -78,11 +78,6 @@ public final class AgentLauncher {
             return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, killGrace, memoryPolicy, fence, version, ca,
                     account, allowRootJobs, confine, wrapper);
         }
-
-        public Options withConfine(Confinement.Settings settings) {
-            return new Options(server, joinToken, nodeName, workDir, gpus, reportInterval, killGrace, memoryPolicy, fence, version, ca,
-                    unboundAccount, allowRootJobs, settings, wrapper);
-        }
     }
 
     private AgentLauncher() {

@@ -20,7 +20,10 @@ public final class AgentProcessMain {
         AgentLauncher.Options o = AgentLauncher.Options.fake(args[0], args[1], args[2], Path.of(args[3]), args[4])
                 .withKillGrace(Duration.ofMillis(Long.parseLong(args[5])));
         if (args.length > 6 && args[6].equals("as-installed")) {
-            o = o.withConfine(Confinement.Settings.on().withFakeDeviceDir(Path.of(args[3]).resolve("devices"))).withUnboundAccount("nobody");
+            // (the canonical constructor, not a with-method: bench/agent-start-e2e.sh runs this file against older commits)
+            o = new AgentLauncher.Options(o.server(), o.joinToken(), o.nodeName(), o.workDir(), o.gpus(), o.reportInterval(), o.killGrace(),
+                    o.memoryPolicy(), o.fence(), o.version(), o.ca(), "nobody", o.allowRootJobs(),
+                    Confinement.Settings.on().withFakeDeviceDir(Path.of(args[3]).resolve("devices")), o.wrapper());
         }
         NodeAgent agent = AgentLauncher.start(o);
         System.out.println("agent " + args[2] + " started with " + agent.inventory().gpus().size() + " GPUs");
