@@ -114,6 +114,13 @@ final class Bpf {
     static void attachDeviceFilter(Path cgroupDir, long[] program) throws IOException {
         String unsupported = unsupportedReason();
         if (unsupported != null) throw new IOException(unsupported);
+        // under the lock: a kept descriptor closed by another start's eviction could be a new file's by the attach
+        synchronized (LOADED) {
+            attach(cgroupDir, program);
+        }
+    }
+
+    private static void attach(Path cgroupDir, long[] program) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             int prog = loaded(arena, program);
             int cgroup = open(arena, cgroupDir);
@@ -132,17 +139,15 @@ final class Bpf {
         }
     }
 
-    /** The descriptor of {@code program} loaded: kept from an earlier load, else loaded now and kept. */
+    /** The descriptor of {@code program} loaded: kept from an earlier load, else loaded now and kept (LOADED's lock held). */
     private static int loaded(Arena arena, long[] program) throws IOException {
         List<Long> key = Arrays.stream(program).boxed().toList();
-        synchronized (LOADED) {
-            Integer fd = LOADED.get(key);
-            if (fd == null) {
-                fd = load(arena, program, false);
-                LOADED.put(key, fd);
-            }
-            return fd;
+        Integer fd = LOADED.get(key);
+        if (fd == null) {
+            fd = load(arena, program, false);
+            LOADED.put(key, fd);
         }
+        return fd;
     }
 
     /** How many loaded programs are kept now. */
