@@ -23,7 +23,7 @@ import java.util.stream.Collectors;
 
 /**
  * The wrapper as one small C program, {@code gpupool-jobwrap} (agent/src/main/c/jobwrap.c), built with the agent
- * where a C compiler is at hand and carried in its jar. Per job it costs one exec and one fork of its own, where the
+ * where a C compiler is at hand and carried in its jar. Per job it costs one exec and one vfork of its own, where the
  * shell wrapper costs three execs for a job under an account (sh, setpriv, sh): it switches the account itself
  * (bounding and inheritable capabilities dropped, groups, gid, uid) and enters the directory as the account; before,
  * as root, it hands the job's logs (through its open descriptors) and new work directory to the account. The job's
