@@ -21,7 +21,10 @@ fi
 if [ -f "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$0" ]; then exit 0; fi
 mkdir -p "$(dirname "$out")"
 flags="-O2 -Wall -Wextra -std=gnu11"
-if [ -n "$musl" ] && command -v "$musl" > /dev/null 2>&1 && "$musl" $flags -static -o "$out" "$src"; then exit 0; fi
+if [ -n "$musl" ] && command -v "$musl" > /dev/null 2>&1; then
+    if why=$("$musl" $flags -static -o "$out" "$src" 2>&1); then exit 0; fi
+    echo "gpupool: $musl could not build $src ($(echo "$why" | head -2 | tr '\n' ' ')); building it with $cc" >&2
+fi
 if ! "$cc" $flags -static -o "$out" "$src" 2> /dev/null && ! "$cc" $flags -o "$out" "$src"; then
     note "$cc could not build $src"
     rm -f "$out"
