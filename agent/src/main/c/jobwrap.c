@@ -15,7 +15,7 @@
  *   4. forks the command: with --account it drops every capability from the bounding and inheritable sets, takes the
  *      supplementary groups GROUPS (comma-separated gids, possibly none), the gid and the uid (real, effective and
  *      saved), then enters DIR as that account; the command gets exactly the environment read in step 1 (its PATH
- *      finds the command, as `env -i` does);
+ *      finds the command, as `env -i` does; a script without "#!" runs with /bin/sh, as execvp and the shells do);
  *   5. waits for it, staying alive on SIGTERM, SIGINT and SIGHUP (the stop reaches the whole process group: the
  *      command gets it, the wrapper outlives it to record its end), and writes its exit code (or 128 + the signal
  *      that ended it) as one line to JOBDIR/exit, then exits with it.
@@ -50,8 +50,6 @@
 #define CAPABILITY_VERSION_3 0x20080522
 struct capability_header { uint32_t version; int pid; };
 struct capability_data { uint32_t effective, permitted, inheritable; };
-
-extern char **environ;
 
 /*
  * Says why on stderr (the job's log) and exits. One write of a message formatted on the stack: the command's child
@@ -219,6 +217,67 @@ static void hand_over(uid_t uid, gid_t gid, int logs, const char *dir) {
     }
 }
 
+/* Runs path, or with /bin/sh where the kernel cannot (a script without "#!"), as execvp and the shells do. */
+static void exec_file(const char *path, char **argv, char **envp) {
+    execve(path, argv, envp);
+    if (errno != ENOEXEC) return;
+    int argc = 0;
+    while (argv[argc]) argc++;
+    char *sh_argv[argc + 2]; /* "/bin/sh" PATH ARG... NULL, on the stack (a vfork child allocates nothing) */
+    sh_argv[0] = "/bin/sh";
+    sh_argv[1] = (char *) path;
+    for (int i = 1; i <= argc; i++) sh_argv[i + 1] = argv[i];
+    execve("/bin/sh", sh_argv, envp);
+    errno = ENOEXEC;
+}
+
+/*
+ * Step 4's end: the command looked up in the job's PATH as execvp does (glibc's default "/bin:/usr/bin" where it has
+ * none; an entry that is not there is passed over, one the account may not search remembered as EACCES), whatever the
+ * C library: musl's execvp does not run a script without "#!". Exits 127 when nothing is found, 126 when something
+ * found cannot run. Only system calls and the stack (vfork child).
+ */
+static void exec_command(char **argv, char **envp) {
+    const char *file = argv[0];
+    if (*file == 0) fail(127, "cannot run '': %s", strerror(ENOENT));
+    if (strchr(file, '/')) {
+        exec_file(file, argv, envp);
+        fail(errno == ENOENT ? 127 : 126, "cannot run '%s': %s", file, strerror(errno));
+    }
+    const char *path = "/bin:/usr/bin";
+    for (char **e = envp; *e; e++) {
+        if (strncmp(*e, "PATH=", 5) == 0) {
+            path = *e + 5;
+            break;
+        }
+    }
+    size_t flen = strlen(file);
+    int denied = 0;
+    for (const char *dir = path;; ) {
+        const char *end = strchr(dir, ':');
+        size_t dlen = end ? (size_t) (end - dir) : strlen(dir);
+        char full[PATH_MAX];
+        if (dlen + 1 + flen < sizeof full) {
+            size_t at = 0;
+            if (dlen > 0) { /* an empty entry is the working directory */
+                memcpy(full, dir, dlen);
+                full[dlen] = '/';
+                at = dlen + 1;
+            }
+            memcpy(full + at, file, flen + 1);
+            exec_file(full, argv, envp);
+            if (errno == EACCES) {
+                denied = 1;
+            } else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV && errno != ETIMEDOUT) {
+                fail(126, "cannot run '%s': %s", full, strerror(errno));
+            }
+        }
+        if (!end) break;
+        dir = end + 1;
+    }
+    fail(denied ? 126 : 127, "cannot run '%s': %s", file, strerror(denied ? EACCES : ENOENT));
+}
+
 static void nothing(int sig) {
     (void) sig;
 }
@@ -274,8 +333,6 @@ int main(int argc, char **argv) {
     sigaddset(&stops, SIGINT);
     sigaddset(&stops, SIGHUP);
     sigprocmask(SIG_BLOCK, &stops, &old);
-    /* execvp looks the command up in the job's PATH, as env -i does; this process reads no variable after this */
-    environ = job_env;
     /*
      * vfork, not fork: the child borrows this process's memory until its exec, so neither copies page tables or takes
      * copy-on-write faults (a fork was a third of this program's cost on a VM where a page fault is dear). This
@@ -287,8 +344,7 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_SETMASK, &old, NULL);
         if (account) become(uid, gid, groups, ngroups);
         if (chdir_to && chdir(chdir_to) != 0) fail(SETUP_FAILED, "cannot enter %s: %s", chdir_to, strerror(errno));
-        execvp(command[0], command);
-        fail(errno == ENOENT ? 127 : 126, "cannot run '%s': %s", command[0], strerror(errno));
+        exec_command(command, job_env);
     }
     struct sigaction stay = {0};
     stay.sa_handler = nothing;

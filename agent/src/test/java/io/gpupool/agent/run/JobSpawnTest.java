@@ -158,6 +158,32 @@ class JobSpawnTest {
     }
 
     @Test
+    void the_command_is_found_in_the_jobs_PATH_and_a_script_without_a_shebang_runs_with_sh() throws Exception {
+        Path bin = Files.createDirectories(work.resolve("bin-of-the-job"));
+        Path script = bin.resolve("no-shebang");
+        Files.writeString(script, "echo \"from the script: $*\"\n");
+        Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path notExecutable = bin.resolve("not-executable");
+        Files.writeString(notExecutable, "echo never\n");
+        Map<String, String> path = Map.of("PATH", bin + ":/usr/bin:/bin");
+        for (Way way : ways(work)) {
+            runner(way);
+            RunningJob byName = started(runner.start(new JobLaunch("by-name", 0, List.of("no-shebang", "a", "b"), path, null, List.of())));
+            assertThat(await(byName).exitCode()).as(way.description()).isZero();
+            assertThat(Files.readString(byName.directory().stdout())).as(way.description()).isEqualTo("from the script: a b\n");
+            RunningJob byPath = started(runner.start(new JobLaunch("by-path", 0, List.of(script.toString(), "c"), Map.of(), null, List.of())));
+            assertThat(await(byPath).exitCode()).as(way.description()).isZero();
+            assertThat(Files.readString(byPath.directory().stdout())).isEqualTo("from the script: c\n");
+            RunningJob missing = started(runner.start(new JobLaunch("missing", 0, List.of("no-such-command-here"), path, null, List.of())));
+            assertThat(await(missing).exitCode()).as(way.description()).isEqualTo(127);
+            RunningJob denied = started(runner.start(new JobLaunch("denied", 0, List.of("not-executable"), path, null, List.of())));
+            // found but not executable: 126 as env(1) and execvp give it (dash, the shell wrapper's sh, says 127)
+            assertThat(await(denied).exitCode()).as(way.description()).isEqualTo(way.wrapper() instanceof NativeWrapper ? 126 : 127);
+            runner.close();
+        }
+    }
+
+    @Test
     void a_wrapper_killed_outside_the_agent_is_reaped_with_its_signal_as_exit_code() throws Exception {
         for (Way way : ways(work)) {
             runner(way);
