@@ -52,20 +52,32 @@ struct capability_header { uint32_t version; int pid; };
 struct capability_data { uint32_t effective, permitted, inheritable; };
 
 /*
- * Says why on stderr (the job's log) and exits. One write of a message formatted on the stack: the command's child
- * shares this process's memory until its exec (vfork), so it must not change stdio's or malloc's state.
+ * One line on stderr (the job's log), in one write of a message formatted on the stack: the command's child shares
+ * this process's memory until its exec (vfork), so it must not change stdio's or malloc's state.
  */
-static void fail(int code, const char *fmt, ...) {
+static void say(const char *fmt, va_list ap) {
     char msg[1024];
     int n = snprintf(msg, sizeof msg, "gpupool-jobwrap: ");
-    va_list ap;
-    va_start(ap, fmt);
     n += vsnprintf(msg + n, sizeof msg - n - 1, fmt, ap);
-    va_end(ap);
     if (n > (int) sizeof msg - 2) n = sizeof msg - 2;
     msg[n++] = '\n';
     ssize_t ignored = write(STDERR_FILENO, msg, n);
     (void) ignored;
+}
+
+static void warn(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    say(fmt, ap);
+    va_end(ap);
+}
+
+/* Says why and exits with code. */
+static void fail(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    say(fmt, ap);
+    va_end(ap);
     _exit(code);
 }
 
@@ -363,11 +375,6 @@ int main(int argc, char **argv) {
     snprintf(rc_line, sizeof rc_line, "%d\n", rc);
     char *exit_file = in_dir(jobdir, "exit");
     err = write_file(exit_file, rc_line);
-    if (err != 0) {
-        char msg[512];
-        int n = snprintf(msg, sizeof msg, "gpupool-jobwrap: cannot write %s: %s\n", exit_file, strerror(err));
-        ssize_t ignored = write(STDERR_FILENO, msg, n < (int) sizeof msg ? (size_t) n : sizeof msg - 1);
-        (void) ignored;
-    }
+    if (err != 0) warn("cannot write %s: %s", exit_file, strerror(err));
     return rc;
 }

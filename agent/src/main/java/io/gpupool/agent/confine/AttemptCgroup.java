@@ -329,20 +329,19 @@ public final class AttemptCgroup {
 
     /** One value in one write, as cgroup files expect; a refusal names the file, the value and the errno. */
     static void write(Path file, String value) throws IOException {
-        try {
-            Files.writeString(file, value);
-        } catch (IOException e) {
-            throw new IOException("cannot write '" + value + "' to " + file + ": " + Errno.describe(e), e);
-        }
+        writeEach(file, List.of(value));
     }
 
-    /** Each value in a write of its own, on one open of the file; a refusal names the file, the value and the errno. */
+    /**
+     * Each value in a write of its own, on one open of the file (created and truncated as a shell's redirection does: a
+     * dry run's plain file); a refusal names the file, the value (the first, for the open) and the errno.
+     */
     static void writeEach(Path file, List<String> values) throws IOException {
         FileChannel f;
         try {
-            f = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.CREATE); // CREATE: as write() (a dry run's plain file)
+            f = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING);
         } catch (IOException e) {
-            throw new IOException("cannot open " + file + ": " + Errno.describe(e), e);
+            throw new IOException("cannot write '" + values.getFirst() + "' to " + file + ": " + Errno.describe(e), e);
         }
         try (f) {
             for (String v : values) {

@@ -40,7 +40,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * </ul>
  */
 class AgentStartBench {
-    private static final java.lang.management.ThreadMXBean BENCH_THREAD = ManagementFactory.getThreadMXBean();
+    private static final java.lang.management.ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
     private static final int AGENTS = 3;
     private static final int GPUS = 8;
     private static final int SLOTS = AGENTS * GPUS * 10;
@@ -81,10 +81,10 @@ class AgentStartBench {
             String token = s.tenantWithToken("bench", 1);
             System.out.printf(Locale.ROOT, "agent start bench: %d agents x %d fake A100, %d slots of 100 milli, jobs %s; %d cores; load average %s%n",
                     AGENTS, GPUS, SLOTS, installed ? "as nobody, in cgroups of their own" : "as the agents' account, unconfined", Runtime.getRuntime().availableProcessors(), loadAverage());
-            List<double[]> bursts = new ArrayList<>();
+            List<BurstCost> bursts = new ArrayList<>();
             for (int r = 0; r < rounds; r++) {
                 long[] cpu0 = cpu(agents);
-                long bench0 = BENCH_THREAD.getCurrentThreadCpuTime();
+                long bench0 = THREADS.getCurrentThreadCpuTime();
                 Map<String, Long> threads0 = threadTicks(agents);
                 Result b = run(s, token, SLOTS, List.of("sleep", "600"), "burst-" + r);
                 // "started" is the agent's spawn of the wrapper: the last wrappers may not have run their commands yet. A
@@ -95,32 +95,32 @@ class AgentStartBench {
                     Thread.sleep(10);
                 }
                 long[] cpu1 = cpu(agents);
-                long bench = BENCH_THREAD.getCurrentThreadCpuTime() - bench0; // its polling of the store and of /proc
+                long bench = THREADS.getCurrentThreadCpuTime() - bench0; // its polling of the store and of /proc
                 Map<String, Long> threads1 = threadTicks(agents);
+                BurstCost c = new BurstCost(serverPerJob(cpu1[1] - cpu0[1], b, bench, SLOTS), jit(threads0, threads1, "server", SLOTS),
+                        perJob(cpu1[0] - cpu0[0], SLOTS), jit(threads0, threads1, "agents", SLOTS), jobs[0] / 1e6 / SLOTS, jobs[1] / 1e6 / SLOTS);
                 System.out.printf(Locale.ROOT, "burst %d: %d jobs started in %.2f s = %.0f jobs/s (submissions took %.2f s, the server placed the last "
                                 + "at %.2f s; %s); CPU per job: agents %.2f ms, server+client %.2f ms (server %.2f ms), the running jobs' wrappers "
                                 + "%.2f ms and commands %.2f ms; load average %s%n",
                         r + 1, SLOTS, b.seconds(), SLOTS / b.seconds(), b.submitSeconds(), b.placedSeconds(), b.placementToSpawn(),
-                        perJob(cpu1[0] - cpu0[0], SLOTS), perJob(cpu1[1] - cpu0[1], SLOTS), serverPerJob(cpu1[1] - cpu0[1], b, bench, SLOTS),
-                        jobs[0] / 1e6 / SLOTS, jobs[1] / 1e6 / SLOTS, loadAverage());
+                        c.agents(), perJob(cpu1[1] - cpu0[1], SLOTS), c.server(), c.wrappers(), c.commands(), loadAverage());
                 if (Boolean.getBoolean("gpupool.agent.bench.threads")) System.out.print(threadShares(threads0, threads1, SLOTS));
-                bursts.add(new double[] {serverPerJob(cpu1[1] - cpu0[1], b, bench, SLOTS), jit(threads0, threads1, "server", SLOTS),
-                        perJob(cpu1[0] - cpu0[0], SLOTS), jit(threads0, threads1, "agents", SLOTS), jobs[0] / 1e6 / SLOTS, jobs[1] / 1e6 / SLOTS});
+                bursts.add(c);
                 cancelAll(s, token, b.ids());
                 long[] cpu2 = cpu(agents);
-                // the jobs' processes (the spawn helper, setsid, sh and the command's exec) count once reaped
+                // the jobs' processes (the wrapper, the command, the stop) count once reaped
                 System.out.printf(Locale.ROOT, "burst %d through its cancel: CPU per job: agents %.2f ms with the jobs' own processes%n",
                         r + 1, perJob(cpu2[0] - cpu0[0], SLOTS));
             }
             System.out.print(steadyState(bursts));
             long[] cpu0 = cpu(agents);
-            long bench0 = BENCH_THREAD.getCurrentThreadCpuTime();
+            long bench0 = THREADS.getCurrentThreadCpuTime();
             Result sus = run(s, token, sustained, List.of("sleep", "0.5"), "sustained");
             long[] cpu1 = cpu(agents);
             System.out.printf(Locale.ROOT, "sustained: %d jobs of 0.5 s through %d slots started in %.2f s = %.0f jobs/s; CPU per job: agents "
                             + "%.2f ms (with the jobs' own processes), server+client %.2f ms (server %.2f ms); load average %s%n",
                     sustained, SLOTS, sus.seconds(), sustained / sus.seconds(), perJob(cpu1[0] - cpu0[0], sustained),
-                    perJob(cpu1[1] - cpu0[1], sustained), serverPerJob(cpu1[1] - cpu0[1], sus, BENCH_THREAD.getCurrentThreadCpuTime() - bench0, sustained), loadAverage());
+                    perJob(cpu1[1] - cpu0[1], sustained), serverPerJob(cpu1[1] - cpu0[1], sus, THREADS.getCurrentThreadCpuTime() - bench0, sustained), loadAverage());
         } finally {
             if (recording != null) {
                 recording.dump(Path.of(jfr, "server.jfr"));
@@ -140,6 +140,10 @@ class AgentStartBench {
                     p.destroyForcibly();
                 });
     }
+
+    /** CPU per job of a burst, ms: the server's (and of it its JIT compilers'), the agents' JVMs' (their JIT's), the running
+     *  jobs' wrappers' and their commands'. */
+    private record BurstCost(double server, double serverJit, double agents, double agentsJit, double wrappers, double commands) {}
 
     /** clientCpuNanos: what the bench's 16 clients (their threads and the HTTP client's) used while submitting. */
     private record Result(List<String> ids, double seconds, double submitSeconds, double placedSeconds, String placementToSpawn,
@@ -213,7 +217,7 @@ class AgentStartBench {
 
     /**
      * CPU used so far by the agents' running jobs, in nanoseconds: their wrappers (the agents' child processes: the
-     * wrapper's exec, its work and its fork) and the wrappers' children (the command: its exec and what it ran since).
+     * wrapper's exec, its work and its vfork) and the wrappers' children (the command: its exec and what it ran since).
      * From /proc/PID/schedstat: /proc/PID/stat counts in 10 ms ticks and shows a process that ran 8 ms as 0. The third
      * number: how many commands run.
      */
@@ -228,8 +232,7 @@ class AgentStartBench {
                 } catch (java.io.IOException ended) {
                     continue;
                 }
-                String ppid = stat.substring(stat.lastIndexOf(')') + 2).split(" ")[1];
-                byParent.computeIfAbsent(Long.parseLong(ppid), k -> new ArrayList<>())
+                byParent.computeIfAbsent(Long.parseLong(statFields(stat)[1]), k -> new ArrayList<>())
                         .add(new long[] {Long.parseLong(p.getFileName().toString()), Long.parseLong(sched.split(" ")[0])});
             }
         }
@@ -296,15 +299,21 @@ class AgentStartBench {
      * server and agents that have run for a while, with and without what their JIT compilers still did meanwhile.
      * Per burst: server, its JIT, agents' JVMs, their JIT, wrappers, commands (ms per job).
      */
-    private static String steadyState(List<double[]> bursts) {
+    private static String steadyState(List<BurstCost> bursts) {
         int from = bursts.size() / 2;
-        double[] m = new double[6];
-        for (double[] b : bursts.subList(from, bursts.size())) for (int i = 0; i < 6; i++) m[i] += b[i] / (bursts.size() - from);
-        double total = m[0] + m[2] + m[4];
+        List<BurstCost> late = bursts.subList(from, bursts.size());
+        double server = mean(late, BurstCost::server), agents = mean(late, BurstCost::agents), wrappers = mean(late, BurstCost::wrappers);
+        double serverJit = mean(late, BurstCost::serverJit), agentsJit = mean(late, BurstCost::agentsJit);
+        double total = server + agents + wrappers;
         return String.format(Locale.ROOT, "steady state (bursts %d-%d, mean CPU per job): server %.2f ms (its JIT compilers %.2f), agents' JVMs %.2f ms "
                         + "(JIT %.2f), job wrappers %.2f ms: a start costs %.2f ms, %.2f ms without the JIT's compilations; the commands' own "
                         + "processes (their exec) %.2f ms%n",
-                from + 1, bursts.size(), m[0], m[1], m[2], m[3], m[4], total, total - m[1] - m[3], m[5]);
+                from + 1, bursts.size(), server, serverJit, agents, agentsJit, wrappers, total, total - serverJit - agentsJit,
+                mean(late, BurstCost::commands));
+    }
+
+    private static double mean(List<BurstCost> bursts, java.util.function.ToDoubleFunction<BurstCost> part) {
+        return bursts.stream().mapToDouble(part).average().orElse(Double.NaN);
     }
 
     /** The threads that used at least 0.05 ms per job between two readings of {@link #threadTicks}, most first. */
@@ -317,8 +326,13 @@ class AgentStartBench {
         return out.append(System.lineSeparator()).toString();
     }
 
+    /** The fields of a /proc/PID/stat line after the command name (which may hold spaces): [0] is field 3, the state. */
+    private static String[] statFields(String stat) {
+        return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    }
+
     private static long ticks(String stat, boolean children) {
-        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        String[] f = statFields(stat);
         // fields 14-17 of /proc/PID/stat: utime stime cutime cstime (f[0] is field 3)
         long t = Long.parseLong(f[11]) + Long.parseLong(f[12]);
         return children ? t + Long.parseLong(f[13]) + Long.parseLong(f[14]) : t;
@@ -330,11 +344,10 @@ class AgentStartBench {
      * the common carriers), the engine loop, the store writer; GC and the JIT are counted to the server.
      */
     private static long clientCpuNanos() {
-        java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         long sum = 0;
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             if (t.getName().startsWith("bench-client") || t.getName().startsWith("HttpClient-")) {
-                long c = mx.getThreadCpuTime(t.threadId());
+                long c = THREADS.getThreadCpuTime(t.threadId());
                 if (c > 0) sum += c;
             }
         }
